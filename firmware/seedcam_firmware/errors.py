@@ -1,0 +1,23 @@
+"""Firmware-side errors; all rooted at :class:`seedcam.SensorError`."""
+
+from __future__ import annotations
+
+from seedcam.errors import BundleError, SensorError
+
+__all__ = ["FirmwareError", "ConfigError", "CameraError", "ModelError", "BundleError"]
+
+
+class FirmwareError(SensorError):
+    """Root of errors raised inside the firmware."""
+
+
+class ConfigError(FirmwareError, ValueError):
+    """The configuration file or a config change is invalid (names the key and file)."""
+
+
+class CameraError(FirmwareError, OSError):
+    """A camera source cannot be opened or stopped delivering frames."""
+
+
+class ModelError(FirmwareError):
+    """A model cannot be loaded or run (missing file, not TFLite, wrong shape...)."""
