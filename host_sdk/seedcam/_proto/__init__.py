@@ -1,0 +1,1 @@
+"""Generated protobuf code for the wire schema (private; regenerate with `seedcam-tools proto`)."""

@@ -1,0 +1,397 @@
+from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class StatusCode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    STATUS_OK: _ClassVar[StatusCode]
+    STATUS_INVALID_ARGUMENT: _ClassVar[StatusCode]
+    STATUS_NOT_FOUND: _ClassVar[StatusCode]
+    STATUS_UNSUPPORTED: _ClassVar[StatusCode]
+    STATUS_FAILED_PRECONDITION: _ClassVar[StatusCode]
+    STATUS_BUSY: _ClassVar[StatusCode]
+    STATUS_INTERNAL: _ClassVar[StatusCode]
+    STATUS_UNAVAILABLE: _ClassVar[StatusCode]
+STATUS_OK: StatusCode
+STATUS_INVALID_ARGUMENT: StatusCode
+STATUS_NOT_FOUND: StatusCode
+STATUS_UNSUPPORTED: StatusCode
+STATUS_FAILED_PRECONDITION: StatusCode
+STATUS_BUSY: StatusCode
+STATUS_INTERNAL: StatusCode
+STATUS_UNAVAILABLE: StatusCode
+
+class ModelInfo(_message.Message):
+    __slots__ = ("id", "name", "version", "task", "precision", "sha256", "active", "input_shape", "size_bytes")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    TASK_FIELD_NUMBER: _ClassVar[int]
+    PRECISION_FIELD_NUMBER: _ClassVar[int]
+    SHA256_FIELD_NUMBER: _ClassVar[int]
+    ACTIVE_FIELD_NUMBER: _ClassVar[int]
+    INPUT_SHAPE_FIELD_NUMBER: _ClassVar[int]
+    SIZE_BYTES_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    name: str
+    version: str
+    task: str
+    precision: str
+    sha256: str
+    active: bool
+    input_shape: _containers.RepeatedScalarFieldContainer[int]
+    size_bytes: int
+    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., version: _Optional[str] = ..., task: _Optional[str] = ..., precision: _Optional[str] = ..., sha256: _Optional[str] = ..., active: _Optional[bool] = ..., input_shape: _Optional[_Iterable[int]] = ..., size_bytes: _Optional[int] = ...) -> None: ...
+
+class DeviceInfo(_message.Message):
+    __slots__ = ("protocol_version", "firmware_version", "boot_id", "serial_number", "max_frame_size", "models", "board", "tasks_enabled", "camera", "frame_width", "frame_height", "uptime_s")
+    PROTOCOL_VERSION_FIELD_NUMBER: _ClassVar[int]
+    FIRMWARE_VERSION_FIELD_NUMBER: _ClassVar[int]
+    BOOT_ID_FIELD_NUMBER: _ClassVar[int]
+    SERIAL_NUMBER_FIELD_NUMBER: _ClassVar[int]
+    MAX_FRAME_SIZE_FIELD_NUMBER: _ClassVar[int]
+    MODELS_FIELD_NUMBER: _ClassVar[int]
+    BOARD_FIELD_NUMBER: _ClassVar[int]
+    TASKS_ENABLED_FIELD_NUMBER: _ClassVar[int]
+    CAMERA_FIELD_NUMBER: _ClassVar[int]
+    FRAME_WIDTH_FIELD_NUMBER: _ClassVar[int]
+    FRAME_HEIGHT_FIELD_NUMBER: _ClassVar[int]
+    UPTIME_S_FIELD_NUMBER: _ClassVar[int]
+    protocol_version: int
+    firmware_version: str
+    boot_id: str
+    serial_number: str
+    max_frame_size: int
+    models: _containers.RepeatedCompositeFieldContainer[ModelInfo]
+    board: str
+    tasks_enabled: _containers.RepeatedScalarFieldContainer[str]
+    camera: str
+    frame_width: int
+    frame_height: int
+    uptime_s: float
+    def __init__(self, protocol_version: _Optional[int] = ..., firmware_version: _Optional[str] = ..., boot_id: _Optional[str] = ..., serial_number: _Optional[str] = ..., max_frame_size: _Optional[int] = ..., models: _Optional[_Iterable[_Union[ModelInfo, _Mapping]]] = ..., board: _Optional[str] = ..., tasks_enabled: _Optional[_Iterable[str]] = ..., camera: _Optional[str] = ..., frame_width: _Optional[int] = ..., frame_height: _Optional[int] = ..., uptime_s: _Optional[float] = ...) -> None: ...
+
+class Box(_message.Message):
+    __slots__ = ("x_min", "y_min", "x_max", "y_max")
+    X_MIN_FIELD_NUMBER: _ClassVar[int]
+    Y_MIN_FIELD_NUMBER: _ClassVar[int]
+    X_MAX_FIELD_NUMBER: _ClassVar[int]
+    Y_MAX_FIELD_NUMBER: _ClassVar[int]
+    x_min: float
+    y_min: float
+    x_max: float
+    y_max: float
+    def __init__(self, x_min: _Optional[float] = ..., y_min: _Optional[float] = ..., x_max: _Optional[float] = ..., y_max: _Optional[float] = ...) -> None: ...
+
+class Detection(_message.Message):
+    __slots__ = ("class_id", "label", "score", "box")
+    CLASS_ID_FIELD_NUMBER: _ClassVar[int]
+    LABEL_FIELD_NUMBER: _ClassVar[int]
+    SCORE_FIELD_NUMBER: _ClassVar[int]
+    BOX_FIELD_NUMBER: _ClassVar[int]
+    class_id: int
+    label: str
+    score: float
+    box: Box
+    def __init__(self, class_id: _Optional[int] = ..., label: _Optional[str] = ..., score: _Optional[float] = ..., box: _Optional[_Union[Box, _Mapping]] = ...) -> None: ...
+
+class LaneState(_message.Message):
+    __slots__ = ("status", "offset_m", "heading_rad", "curvature_per_m", "offset_confidence", "heading_confidence", "curvature_confidence", "lane_width_m", "reference_forward_m")
+    class Status(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+        __slots__ = ()
+        STATUS_UNSPECIFIED: _ClassVar[LaneState.Status]
+        OK: _ClassVar[LaneState.Status]
+        ONE_LINE: _ClassVar[LaneState.Status]
+        LOST: _ClassVar[LaneState.Status]
+    STATUS_UNSPECIFIED: LaneState.Status
+    OK: LaneState.Status
+    ONE_LINE: LaneState.Status
+    LOST: LaneState.Status
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    OFFSET_M_FIELD_NUMBER: _ClassVar[int]
+    HEADING_RAD_FIELD_NUMBER: _ClassVar[int]
+    CURVATURE_PER_M_FIELD_NUMBER: _ClassVar[int]
+    OFFSET_CONFIDENCE_FIELD_NUMBER: _ClassVar[int]
+    HEADING_CONFIDENCE_FIELD_NUMBER: _ClassVar[int]
+    CURVATURE_CONFIDENCE_FIELD_NUMBER: _ClassVar[int]
+    LANE_WIDTH_M_FIELD_NUMBER: _ClassVar[int]
+    REFERENCE_FORWARD_M_FIELD_NUMBER: _ClassVar[int]
+    status: LaneState.Status
+    offset_m: float
+    heading_rad: float
+    curvature_per_m: float
+    offset_confidence: float
+    heading_confidence: float
+    curvature_confidence: float
+    lane_width_m: float
+    reference_forward_m: float
+    def __init__(self, status: _Optional[_Union[LaneState.Status, str]] = ..., offset_m: _Optional[float] = ..., heading_rad: _Optional[float] = ..., curvature_per_m: _Optional[float] = ..., offset_confidence: _Optional[float] = ..., heading_confidence: _Optional[float] = ..., curvature_confidence: _Optional[float] = ..., lane_width_m: _Optional[float] = ..., reference_forward_m: _Optional[float] = ...) -> None: ...
+
+class TextLine(_message.Message):
+    __slots__ = ("text", "confidence", "char_confidences", "box")
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    CONFIDENCE_FIELD_NUMBER: _ClassVar[int]
+    CHAR_CONFIDENCES_FIELD_NUMBER: _ClassVar[int]
+    BOX_FIELD_NUMBER: _ClassVar[int]
+    text: str
+    confidence: float
+    char_confidences: _containers.RepeatedScalarFieldContainer[float]
+    box: Box
+    def __init__(self, text: _Optional[str] = ..., confidence: _Optional[float] = ..., char_confidences: _Optional[_Iterable[float]] = ..., box: _Optional[_Union[Box, _Mapping]] = ...) -> None: ...
+
+class Classification(_message.Message):
+    __slots__ = ("class_id", "label", "score")
+    CLASS_ID_FIELD_NUMBER: _ClassVar[int]
+    LABEL_FIELD_NUMBER: _ClassVar[int]
+    SCORE_FIELD_NUMBER: _ClassVar[int]
+    class_id: int
+    label: str
+    score: float
+    def __init__(self, class_id: _Optional[int] = ..., label: _Optional[str] = ..., score: _Optional[float] = ...) -> None: ...
+
+class StageTiming(_message.Message):
+    __slots__ = ("stage", "duration_us")
+    STAGE_FIELD_NUMBER: _ClassVar[int]
+    DURATION_US_FIELD_NUMBER: _ClassVar[int]
+    stage: str
+    duration_us: int
+    def __init__(self, stage: _Optional[str] = ..., duration_us: _Optional[int] = ...) -> None: ...
+
+class Result(_message.Message):
+    __slots__ = ("frame_id", "capture_timestamp_us", "timings", "model_ids", "lane", "detections", "text_lines", "classifications", "frame_width", "frame_height", "send_timestamp_us")
+    FRAME_ID_FIELD_NUMBER: _ClassVar[int]
+    CAPTURE_TIMESTAMP_US_FIELD_NUMBER: _ClassVar[int]
+    TIMINGS_FIELD_NUMBER: _ClassVar[int]
+    MODEL_IDS_FIELD_NUMBER: _ClassVar[int]
+    LANE_FIELD_NUMBER: _ClassVar[int]
+    DETECTIONS_FIELD_NUMBER: _ClassVar[int]
+    TEXT_LINES_FIELD_NUMBER: _ClassVar[int]
+    CLASSIFICATIONS_FIELD_NUMBER: _ClassVar[int]
+    FRAME_WIDTH_FIELD_NUMBER: _ClassVar[int]
+    FRAME_HEIGHT_FIELD_NUMBER: _ClassVar[int]
+    SEND_TIMESTAMP_US_FIELD_NUMBER: _ClassVar[int]
+    frame_id: int
+    capture_timestamp_us: int
+    timings: _containers.RepeatedCompositeFieldContainer[StageTiming]
+    model_ids: _containers.RepeatedScalarFieldContainer[str]
+    lane: LaneState
+    detections: _containers.RepeatedCompositeFieldContainer[Detection]
+    text_lines: _containers.RepeatedCompositeFieldContainer[TextLine]
+    classifications: _containers.RepeatedCompositeFieldContainer[Classification]
+    frame_width: int
+    frame_height: int
+    send_timestamp_us: int
+    def __init__(self, frame_id: _Optional[int] = ..., capture_timestamp_us: _Optional[int] = ..., timings: _Optional[_Iterable[_Union[StageTiming, _Mapping]]] = ..., model_ids: _Optional[_Iterable[str]] = ..., lane: _Optional[_Union[LaneState, _Mapping]] = ..., detections: _Optional[_Iterable[_Union[Detection, _Mapping]]] = ..., text_lines: _Optional[_Iterable[_Union[TextLine, _Mapping]]] = ..., classifications: _Optional[_Iterable[_Union[Classification, _Mapping]]] = ..., frame_width: _Optional[int] = ..., frame_height: _Optional[int] = ..., send_timestamp_us: _Optional[int] = ...) -> None: ...
+
+class LinkCounters(_message.Message):
+    __slots__ = ("frames_rx", "frames_tx", "bytes_rx", "bytes_tx", "crc_errors", "decode_errors", "resyncs", "seq_lost", "oversize", "bad_version", "bytes_dropped")
+    FRAMES_RX_FIELD_NUMBER: _ClassVar[int]
+    FRAMES_TX_FIELD_NUMBER: _ClassVar[int]
+    BYTES_RX_FIELD_NUMBER: _ClassVar[int]
+    BYTES_TX_FIELD_NUMBER: _ClassVar[int]
+    CRC_ERRORS_FIELD_NUMBER: _ClassVar[int]
+    DECODE_ERRORS_FIELD_NUMBER: _ClassVar[int]
+    RESYNCS_FIELD_NUMBER: _ClassVar[int]
+    SEQ_LOST_FIELD_NUMBER: _ClassVar[int]
+    OVERSIZE_FIELD_NUMBER: _ClassVar[int]
+    BAD_VERSION_FIELD_NUMBER: _ClassVar[int]
+    BYTES_DROPPED_FIELD_NUMBER: _ClassVar[int]
+    frames_rx: int
+    frames_tx: int
+    bytes_rx: int
+    bytes_tx: int
+    crc_errors: int
+    decode_errors: int
+    resyncs: int
+    seq_lost: int
+    oversize: int
+    bad_version: int
+    bytes_dropped: int
+    def __init__(self, frames_rx: _Optional[int] = ..., frames_tx: _Optional[int] = ..., bytes_rx: _Optional[int] = ..., bytes_tx: _Optional[int] = ..., crc_errors: _Optional[int] = ..., decode_errors: _Optional[int] = ..., resyncs: _Optional[int] = ..., seq_lost: _Optional[int] = ..., oversize: _Optional[int] = ..., bad_version: _Optional[int] = ..., bytes_dropped: _Optional[int] = ...) -> None: ...
+
+class Health(_message.Message):
+    __slots__ = ("boot_id", "uptime_s", "fps", "frames_captured", "frames_processed", "frames_dropped", "link", "active_models", "timestamp_us", "undecodable_requests")
+    BOOT_ID_FIELD_NUMBER: _ClassVar[int]
+    UPTIME_S_FIELD_NUMBER: _ClassVar[int]
+    FPS_FIELD_NUMBER: _ClassVar[int]
+    FRAMES_CAPTURED_FIELD_NUMBER: _ClassVar[int]
+    FRAMES_PROCESSED_FIELD_NUMBER: _ClassVar[int]
+    FRAMES_DROPPED_FIELD_NUMBER: _ClassVar[int]
+    LINK_FIELD_NUMBER: _ClassVar[int]
+    ACTIVE_MODELS_FIELD_NUMBER: _ClassVar[int]
+    TIMESTAMP_US_FIELD_NUMBER: _ClassVar[int]
+    UNDECODABLE_REQUESTS_FIELD_NUMBER: _ClassVar[int]
+    boot_id: str
+    uptime_s: float
+    fps: float
+    frames_captured: int
+    frames_processed: int
+    frames_dropped: int
+    link: LinkCounters
+    active_models: _containers.RepeatedScalarFieldContainer[str]
+    timestamp_us: int
+    undecodable_requests: int
+    def __init__(self, boot_id: _Optional[str] = ..., uptime_s: _Optional[float] = ..., fps: _Optional[float] = ..., frames_captured: _Optional[int] = ..., frames_processed: _Optional[int] = ..., frames_dropped: _Optional[int] = ..., link: _Optional[_Union[LinkCounters, _Mapping]] = ..., active_models: _Optional[_Iterable[str]] = ..., timestamp_us: _Optional[int] = ..., undecodable_requests: _Optional[int] = ...) -> None: ...
+
+class Hello(_message.Message):
+    __slots__ = ("device",)
+    DEVICE_FIELD_NUMBER: _ClassVar[int]
+    device: DeviceInfo
+    def __init__(self, device: _Optional[_Union[DeviceInfo, _Mapping]] = ...) -> None: ...
+
+class StatusEvent(_message.Message):
+    __slots__ = ("hello", "health")
+    HELLO_FIELD_NUMBER: _ClassVar[int]
+    HEALTH_FIELD_NUMBER: _ClassVar[int]
+    hello: Hello
+    health: Health
+    def __init__(self, hello: _Optional[_Union[Hello, _Mapping]] = ..., health: _Optional[_Union[Health, _Mapping]] = ...) -> None: ...
+
+class LogRecord(_message.Message):
+    __slots__ = ("level", "logger", "message", "timestamp_us")
+    LEVEL_FIELD_NUMBER: _ClassVar[int]
+    LOGGER_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    TIMESTAMP_US_FIELD_NUMBER: _ClassVar[int]
+    level: int
+    logger: str
+    message: str
+    timestamp_us: int
+    def __init__(self, level: _Optional[int] = ..., logger: _Optional[str] = ..., message: _Optional[str] = ..., timestamp_us: _Optional[int] = ...) -> None: ...
+
+class InfoRequest(_message.Message):
+    __slots__ = ("host_protocol_version",)
+    HOST_PROTOCOL_VERSION_FIELD_NUMBER: _ClassVar[int]
+    host_protocol_version: int
+    def __init__(self, host_protocol_version: _Optional[int] = ...) -> None: ...
+
+class ConfigGetRequest(_message.Message):
+    __slots__ = ("key",)
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    key: str
+    def __init__(self, key: _Optional[str] = ...) -> None: ...
+
+class ConfigSetRequest(_message.Message):
+    __slots__ = ("key", "value_json")
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    VALUE_JSON_FIELD_NUMBER: _ClassVar[int]
+    key: str
+    value_json: str
+    def __init__(self, key: _Optional[str] = ..., value_json: _Optional[str] = ...) -> None: ...
+
+class ConfigResetRequest(_message.Message):
+    __slots__ = ("key",)
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    key: str
+    def __init__(self, key: _Optional[str] = ...) -> None: ...
+
+class ConfigValue(_message.Message):
+    __slots__ = ("key", "value_json", "restart_required")
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    VALUE_JSON_FIELD_NUMBER: _ClassVar[int]
+    RESTART_REQUIRED_FIELD_NUMBER: _ClassVar[int]
+    key: str
+    value_json: str
+    restart_required: bool
+    def __init__(self, key: _Optional[str] = ..., value_json: _Optional[str] = ..., restart_required: _Optional[bool] = ...) -> None: ...
+
+class ListModelsRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class ModelList(_message.Message):
+    __slots__ = ("models",)
+    MODELS_FIELD_NUMBER: _ClassVar[int]
+    models: _containers.RepeatedCompositeFieldContainer[ModelInfo]
+    def __init__(self, models: _Optional[_Iterable[_Union[ModelInfo, _Mapping]]] = ...) -> None: ...
+
+class SelectTasksRequest(_message.Message):
+    __slots__ = ("tasks",)
+    TASKS_FIELD_NUMBER: _ClassVar[int]
+    tasks: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, tasks: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class TaskList(_message.Message):
+    __slots__ = ("enabled", "available")
+    ENABLED_FIELD_NUMBER: _ClassVar[int]
+    AVAILABLE_FIELD_NUMBER: _ClassVar[int]
+    enabled: _containers.RepeatedScalarFieldContainer[str]
+    available: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, enabled: _Optional[_Iterable[str]] = ..., available: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class SnapshotRequest(_message.Message):
+    __slots__ = ("quality",)
+    QUALITY_FIELD_NUMBER: _ClassVar[int]
+    quality: int
+    def __init__(self, quality: _Optional[int] = ...) -> None: ...
+
+class Snapshot(_message.Message):
+    __slots__ = ("jpeg", "frame_id", "capture_timestamp_us", "width", "height")
+    JPEG_FIELD_NUMBER: _ClassVar[int]
+    FRAME_ID_FIELD_NUMBER: _ClassVar[int]
+    CAPTURE_TIMESTAMP_US_FIELD_NUMBER: _ClassVar[int]
+    WIDTH_FIELD_NUMBER: _ClassVar[int]
+    HEIGHT_FIELD_NUMBER: _ClassVar[int]
+    jpeg: bytes
+    frame_id: int
+    capture_timestamp_us: int
+    width: int
+    height: int
+    def __init__(self, jpeg: _Optional[bytes] = ..., frame_id: _Optional[int] = ..., capture_timestamp_us: _Optional[int] = ..., width: _Optional[int] = ..., height: _Optional[int] = ...) -> None: ...
+
+class PingRequest(_message.Message):
+    __slots__ = ("payload",)
+    PAYLOAD_FIELD_NUMBER: _ClassVar[int]
+    payload: bytes
+    def __init__(self, payload: _Optional[bytes] = ...) -> None: ...
+
+class Pong(_message.Message):
+    __slots__ = ("payload",)
+    PAYLOAD_FIELD_NUMBER: _ClassVar[int]
+    payload: bytes
+    def __init__(self, payload: _Optional[bytes] = ...) -> None: ...
+
+class Request(_message.Message):
+    __slots__ = ("info", "config_get", "config_set", "config_reset", "list_models", "select_tasks", "snapshot", "ping")
+    INFO_FIELD_NUMBER: _ClassVar[int]
+    CONFIG_GET_FIELD_NUMBER: _ClassVar[int]
+    CONFIG_SET_FIELD_NUMBER: _ClassVar[int]
+    CONFIG_RESET_FIELD_NUMBER: _ClassVar[int]
+    LIST_MODELS_FIELD_NUMBER: _ClassVar[int]
+    SELECT_TASKS_FIELD_NUMBER: _ClassVar[int]
+    SNAPSHOT_FIELD_NUMBER: _ClassVar[int]
+    PING_FIELD_NUMBER: _ClassVar[int]
+    info: InfoRequest
+    config_get: ConfigGetRequest
+    config_set: ConfigSetRequest
+    config_reset: ConfigResetRequest
+    list_models: ListModelsRequest
+    select_tasks: SelectTasksRequest
+    snapshot: SnapshotRequest
+    ping: PingRequest
+    def __init__(self, info: _Optional[_Union[InfoRequest, _Mapping]] = ..., config_get: _Optional[_Union[ConfigGetRequest, _Mapping]] = ..., config_set: _Optional[_Union[ConfigSetRequest, _Mapping]] = ..., config_reset: _Optional[_Union[ConfigResetRequest, _Mapping]] = ..., list_models: _Optional[_Union[ListModelsRequest, _Mapping]] = ..., select_tasks: _Optional[_Union[SelectTasksRequest, _Mapping]] = ..., snapshot: _Optional[_Union[SnapshotRequest, _Mapping]] = ..., ping: _Optional[_Union[PingRequest, _Mapping]] = ...) -> None: ...
+
+class Response(_message.Message):
+    __slots__ = ("status", "message", "info", "config", "models", "tasks", "snapshot", "pong")
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    INFO_FIELD_NUMBER: _ClassVar[int]
+    CONFIG_FIELD_NUMBER: _ClassVar[int]
+    MODELS_FIELD_NUMBER: _ClassVar[int]
+    TASKS_FIELD_NUMBER: _ClassVar[int]
+    SNAPSHOT_FIELD_NUMBER: _ClassVar[int]
+    PONG_FIELD_NUMBER: _ClassVar[int]
+    status: StatusCode
+    message: str
+    info: DeviceInfo
+    config: ConfigValue
+    models: ModelList
+    tasks: TaskList
+    snapshot: Snapshot
+    pong: Pong
+    def __init__(self, status: _Optional[_Union[StatusCode, str]] = ..., message: _Optional[str] = ..., info: _Optional[_Union[DeviceInfo, _Mapping]] = ..., config: _Optional[_Union[ConfigValue, _Mapping]] = ..., models: _Optional[_Union[ModelList, _Mapping]] = ..., tasks: _Optional[_Union[TaskList, _Mapping]] = ..., snapshot: _Optional[_Union[Snapshot, _Mapping]] = ..., pong: _Optional[_Union[Pong, _Mapping]] = ...) -> None: ...

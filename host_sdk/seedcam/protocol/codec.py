@@ -1,0 +1,267 @@
+"""Protobuf ↔ dataclass conversion, shared by the firmware (encode) and the SDK (decode).
+
+The public SDK never hands out ``*_pb2`` objects; this module is the only place
+that maps between the two, so one round-trip test covers both ends.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TypeVar
+
+from google.protobuf.message import DecodeError, Message
+
+from seedcam._proto import seedcam_pb2 as pb
+from seedcam.errors import ProtocolError
+from seedcam.protocol.framing import LinkCounters
+from seedcam.types import (
+    Box,
+    Classification,
+    Detection,
+    DeviceInfo,
+    Health,
+    LaneState,
+    LaneStatus,
+    LinkStats,
+    ModelInfo,
+    Result,
+    TextLine,
+)
+
+__all__ = [
+    "parse",
+    "box_to_pb",
+    "box_from_pb",
+    "result_to_pb",
+    "result_from_pb",
+    "model_info_to_pb",
+    "model_info_from_pb",
+    "device_info_to_pb",
+    "device_info_from_pb",
+    "link_stats_from_counters",
+    "link_stats_to_pb",
+    "link_stats_from_pb",
+    "health_to_pb",
+    "health_from_pb",
+    "status_name",
+]
+
+M = TypeVar("M", bound=Message)
+
+_LANE_STATUS_TO_PB = {
+    LaneStatus.UNKNOWN: pb.LaneState.STATUS_UNSPECIFIED,
+    LaneStatus.OK: pb.LaneState.OK,
+    LaneStatus.ONE_LINE: pb.LaneState.ONE_LINE,
+    LaneStatus.LOST: pb.LaneState.LOST,
+}
+_LANE_STATUS_FROM_PB = {v: k for k, v in _LANE_STATUS_TO_PB.items()}
+_LINK_FIELDS = tuple(LinkStats.__dataclass_fields__)
+
+
+def parse(message_type: type[M], payload: bytes) -> M:
+    """Parse a payload as ``message_type``.
+
+    Raises:
+        ProtocolError: the bytes are not a valid message of that type.
+    """
+    message = message_type()
+    try:
+        message.ParseFromString(payload)
+    except DecodeError as exc:
+        raise ProtocolError(f"undecodable {message_type.__name__}: {exc}") from exc
+    return message
+
+
+def status_name(code: int) -> str:
+    """``STATUS_NOT_FOUND`` → ``"NOT_FOUND"``; unknown codes become ``"CODE_<n>"``."""
+    try:
+        return pb.StatusCode.Name(code).removeprefix("STATUS_")
+    except ValueError:
+        return f"CODE_{code}"
+
+
+def box_to_pb(box: Box, out: pb.Box) -> None:
+    out.x_min, out.y_min, out.x_max, out.y_max = box.x_min, box.y_min, box.x_max, box.y_max
+
+
+def box_from_pb(message: pb.Box) -> Box:
+    return Box(message.x_min, message.y_min, message.x_max, message.y_max)
+
+
+def _lane_to_pb(lane: LaneState, out: pb.LaneState) -> None:
+    out.status = _LANE_STATUS_TO_PB[lane.status]
+    out.offset_m = lane.offset_m
+    out.heading_rad = lane.heading_rad
+    out.curvature_per_m = lane.curvature_per_m
+    out.offset_confidence = lane.offset_confidence
+    out.heading_confidence = lane.heading_confidence
+    out.curvature_confidence = lane.curvature_confidence
+    out.lane_width_m = lane.lane_width_m
+    out.reference_forward_m = lane.reference_forward_m
+
+
+def _lane_from_pb(message: pb.LaneState) -> LaneState:
+    return LaneState(
+        status=_LANE_STATUS_FROM_PB.get(message.status, LaneStatus.UNKNOWN),
+        offset_m=message.offset_m,
+        heading_rad=message.heading_rad,
+        curvature_per_m=message.curvature_per_m,
+        offset_confidence=message.offset_confidence,
+        heading_confidence=message.heading_confidence,
+        curvature_confidence=message.curvature_confidence,
+        lane_width_m=message.lane_width_m,
+        reference_forward_m=message.reference_forward_m,
+    )
+
+
+def result_to_pb(result: Result) -> pb.Result:
+    """Build the wire message for a result."""
+    message = pb.Result(
+        frame_id=result.frame_id,
+        capture_timestamp_us=result.capture_timestamp_us,
+        model_ids=result.model_ids,
+        frame_width=result.frame_width,
+        frame_height=result.frame_height,
+        send_timestamp_us=result.send_timestamp_us,
+    )
+    for stage, duration in result.timings_us.items():
+        message.timings.add(stage=stage, duration_us=duration)
+    if result.lane is not None:
+        _lane_to_pb(result.lane, message.lane)
+    for det in result.detections:
+        item = message.detections.add(class_id=det.class_id, label=det.label, score=det.score)
+        box_to_pb(det.box, item.box)
+    for line in result.text_lines:
+        item = message.text_lines.add(text=line.text, confidence=line.confidence, char_confidences=line.char_confidences)
+        if line.box is not None:
+            box_to_pb(line.box, item.box)
+    for cls in result.classifications:
+        message.classifications.add(class_id=cls.class_id, label=cls.label, score=cls.score)
+    return message
+
+
+def result_from_pb(message: pb.Result, *, received_monotonic: float = 0.0) -> Result:
+    """Build the public dataclass from a wire message."""
+    return Result(
+        frame_id=message.frame_id,
+        capture_timestamp_us=message.capture_timestamp_us,
+        timings_us={t.stage: t.duration_us for t in message.timings},
+        model_ids=tuple(message.model_ids),
+        lane=_lane_from_pb(message.lane) if message.HasField("lane") else None,
+        detections=tuple(
+            Detection(d.class_id, d.label, d.score, box_from_pb(d.box)) for d in message.detections
+        ),
+        text_lines=tuple(
+            TextLine(
+                t.text,
+                t.confidence,
+                tuple(t.char_confidences),
+                box_from_pb(t.box) if t.HasField("box") else None,
+            )
+            for t in message.text_lines
+        ),
+        classifications=tuple(Classification(c.class_id, c.label, c.score) for c in message.classifications),
+        frame_width=message.frame_width,
+        frame_height=message.frame_height,
+        send_timestamp_us=message.send_timestamp_us,
+        received_monotonic=received_monotonic,
+    )
+
+
+def model_info_to_pb(info: ModelInfo, out: pb.ModelInfo) -> None:
+    out.id, out.name, out.version, out.task = info.id, info.name, info.version, info.task
+    out.precision, out.sha256, out.active = info.precision, info.sha256, info.active
+    out.input_shape[:] = info.input_shape
+    out.size_bytes = info.size_bytes
+
+
+def model_info_from_pb(message: pb.ModelInfo) -> ModelInfo:
+    return ModelInfo(
+        id=message.id,
+        name=message.name,
+        version=message.version,
+        task=message.task,
+        precision=message.precision,
+        sha256=message.sha256,
+        active=message.active,
+        input_shape=tuple(message.input_shape),
+        size_bytes=message.size_bytes,
+    )
+
+
+def model_list_to_pb(models: Iterable[ModelInfo], out: pb.ModelList) -> None:
+    for info in models:
+        model_info_to_pb(info, out.models.add())
+
+
+def device_info_to_pb(info: DeviceInfo, out: pb.DeviceInfo) -> None:
+    out.protocol_version = info.protocol_version
+    out.firmware_version = info.firmware_version
+    out.boot_id = info.boot_id
+    out.serial_number = info.serial_number
+    out.max_frame_size = info.max_frame_size
+    for model in info.models:
+        model_info_to_pb(model, out.models.add())
+    out.board = info.board
+    out.tasks_enabled[:] = info.tasks_enabled
+    out.camera = info.camera
+    out.frame_width, out.frame_height = info.frame_width, info.frame_height
+    out.uptime_s = info.uptime_s
+
+
+def device_info_from_pb(message: pb.DeviceInfo) -> DeviceInfo:
+    return DeviceInfo(
+        protocol_version=message.protocol_version,
+        firmware_version=message.firmware_version,
+        boot_id=message.boot_id,
+        serial_number=message.serial_number,
+        max_frame_size=message.max_frame_size,
+        models=tuple(model_info_from_pb(m) for m in message.models),
+        board=message.board,
+        tasks_enabled=tuple(message.tasks_enabled),
+        camera=message.camera,
+        frame_width=message.frame_width,
+        frame_height=message.frame_height,
+        uptime_s=message.uptime_s,
+    )
+
+
+def link_stats_from_counters(counters: LinkCounters) -> LinkStats:
+    return LinkStats(**{name: getattr(counters, name) for name in _LINK_FIELDS})
+
+
+def link_stats_to_pb(stats: LinkStats, out: pb.LinkCounters) -> None:
+    for name in _LINK_FIELDS:
+        setattr(out, name, getattr(stats, name))
+
+
+def link_stats_from_pb(message: pb.LinkCounters) -> LinkStats:
+    return LinkStats(**{name: getattr(message, name) for name in _LINK_FIELDS})
+
+
+def health_to_pb(health: Health, out: pb.Health) -> None:
+    out.boot_id = health.boot_id
+    out.uptime_s = health.uptime_s
+    out.fps = health.fps
+    out.frames_captured = health.frames_captured
+    out.frames_processed = health.frames_processed
+    out.frames_dropped = health.frames_dropped
+    link_stats_to_pb(health.link, out.link)
+    out.active_models[:] = health.active_models
+    out.timestamp_us = health.timestamp_us
+    out.undecodable_requests = health.undecodable_requests
+
+
+def health_from_pb(message: pb.Health) -> Health:
+    return Health(
+        boot_id=message.boot_id,
+        uptime_s=message.uptime_s,
+        fps=message.fps,
+        frames_captured=message.frames_captured,
+        frames_processed=message.frames_processed,
+        frames_dropped=message.frames_dropped,
+        link=link_stats_from_pb(message.link),
+        active_models=tuple(message.active_models),
+        timestamp_us=message.timestamp_us,
+        undecodable_requests=message.undecodable_requests,
+    )

@@ -1,0 +1,242 @@
+"""The typed values the SDK hands to user code: frozen dataclasses, never protobuf objects."""
+
+from __future__ import annotations
+
+import enum
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+__all__ = [
+    "Box",
+    "Detection",
+    "LaneStatus",
+    "LaneState",
+    "TextLine",
+    "Classification",
+    "Result",
+    "ModelInfo",
+    "DeviceInfo",
+    "LinkStats",
+    "Health",
+    "ConfigValue",
+    "Snapshot",
+    "TaskList",
+]
+
+
+@dataclass(frozen=True)
+class Box:
+    """An axis-aligned box, normalised to the camera frame (0..1, origin top-left)."""
+
+    x_min: float
+    y_min: float
+    x_max: float
+    y_max: float
+
+    @property
+    def width(self) -> float:
+        return self.x_max - self.x_min
+
+    @property
+    def height(self) -> float:
+        return self.y_max - self.y_min
+
+    def to_pixels(self, width: int, height: int) -> tuple[int, int, int, int]:
+        """The box in pixels of a ``width`` x ``height`` frame: (x0, y0, x1, y1)."""
+        return (
+            round(self.x_min * width),
+            round(self.y_min * height),
+            round(self.x_max * width),
+            round(self.y_max * height),
+        )
+
+
+@dataclass(frozen=True)
+class Detection:
+    """One detected object."""
+
+    class_id: int
+    label: str
+    score: float
+    box: Box
+
+
+class LaneStatus(enum.Enum):
+    """How much of the lane the sensor sees."""
+
+    UNKNOWN = "unknown"
+    OK = "ok"  #: both lines seen
+    ONE_LINE = "one_line"  #: one line seen; geometry from it and the lane width
+    LOST = "lost"  #: no line seen; the geometry fields are not meaningful
+
+
+@dataclass(frozen=True)
+class LaneState:
+    """The car's pose in its lane, metric, REP-103 axes (x forward, y left).
+
+    Attributes:
+        offset_m: lateral offset of the car from the lane centre; positive = car left of centre.
+        heading_rad: car heading relative to the lane tangent; positive = yawed left.
+        curvature_per_m: lane curvature at the car; positive = lane bends left.
+        reference_forward_m: where the offset is measured, metres ahead of the camera's ground point.
+    """
+
+    status: LaneStatus
+    offset_m: float
+    heading_rad: float
+    curvature_per_m: float
+    offset_confidence: float
+    heading_confidence: float
+    curvature_confidence: float
+    lane_width_m: float
+    reference_forward_m: float = 0.0
+
+    @property
+    def heading_deg(self) -> float:
+        return math.degrees(self.heading_rad)
+
+
+@dataclass(frozen=True)
+class TextLine:
+    """A line of text read by OCR, with the plate's box."""
+
+    text: str
+    confidence: float
+    char_confidences: tuple[float, ...] = ()
+    box: Box | None = None
+
+
+@dataclass(frozen=True)
+class Classification:
+    """One class of a classifier's top-k."""
+
+    class_id: int
+    label: str
+    score: float
+
+
+@dataclass(frozen=True)
+class Result:
+    """Everything the sensor found in one frame.
+
+    Attributes:
+        frame_id: the camera frame's number on the sensor.
+        capture_timestamp_us: capture time on the sensor's monotonic clock.
+        timings_us: per-stage durations on the sensor, microseconds.
+        model_ids: the models that produced this result.
+        lane: lane state, or None when the lane task is off.
+        received_monotonic: host ``time.monotonic()`` when the SDK decoded the frame.
+    """
+
+    frame_id: int
+    capture_timestamp_us: int
+    timings_us: Mapping[str, int] = field(default_factory=dict)
+    model_ids: tuple[str, ...] = ()
+    lane: LaneState | None = None
+    detections: tuple[Detection, ...] = ()
+    text_lines: tuple[TextLine, ...] = ()
+    classifications: tuple[Classification, ...] = ()
+    frame_width: int = 0
+    frame_height: int = 0
+    send_timestamp_us: int = 0
+    received_monotonic: float = 0.0
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """A model bundle on the sensor."""
+
+    id: str
+    name: str
+    version: str
+    task: str
+    precision: str
+    sha256: str = ""
+    active: bool = False
+    input_shape: tuple[int, ...] = ()
+    size_bytes: int = 0
+
+
+@dataclass(frozen=True)
+class DeviceInfo:
+    """What the sensor says about itself (the Hello)."""
+
+    protocol_version: int
+    firmware_version: str
+    boot_id: str
+    serial_number: str
+    max_frame_size: int
+    models: tuple[ModelInfo, ...] = ()
+    board: str = ""
+    tasks_enabled: tuple[str, ...] = ()
+    camera: str = ""
+    frame_width: int = 0
+    frame_height: int = 0
+    uptime_s: float = 0.0
+
+
+@dataclass(frozen=True)
+class LinkStats:
+    """Link counters of one side (see :class:`seedcam.protocol.LinkCounters`)."""
+
+    frames_rx: int = 0
+    frames_tx: int = 0
+    bytes_rx: int = 0
+    bytes_tx: int = 0
+    crc_errors: int = 0
+    decode_errors: int = 0
+    resyncs: int = 0
+    seq_lost: int = 0
+    oversize: int = 0
+    bad_version: int = 0
+    bytes_dropped: int = 0
+
+    @property
+    def corrupted(self) -> int:
+        """Frames that arrived damaged, all reasons together."""
+        return self.crc_errors + self.decode_errors + self.oversize + self.bad_version
+
+
+@dataclass(frozen=True)
+class Health:
+    """The sensor's periodic health report."""
+
+    boot_id: str
+    uptime_s: float
+    fps: float
+    frames_captured: int
+    frames_processed: int
+    frames_dropped: int
+    link: LinkStats
+    active_models: tuple[str, ...] = ()
+    timestamp_us: int = 0
+    undecodable_requests: int = 0
+
+
+@dataclass(frozen=True)
+class ConfigValue:
+    """A configuration value read from or written to the sensor."""
+
+    key: str
+    value: object
+    restart_required: bool = False
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """A JPEG of one camera frame."""
+
+    jpeg: bytes
+    frame_id: int
+    capture_timestamp_us: int
+    width: int
+    height: int
+
+
+@dataclass(frozen=True)
+class TaskList:
+    """Which tasks run on the sensor, and which it could run."""
+
+    enabled: tuple[str, ...]
+    available: tuple[str, ...] = ()

@@ -1,0 +1,80 @@
+"""Generate the committed Python code for the wire schema, and check it is fresh.
+
+The schema lives in ``proto/seedcam/v1/``; its generated modules are committed
+in the SDK's private package ``seedcam._proto`` so that the SDK installs with
+nothing but the protobuf runtime. ``grpcio-tools`` (pinned in this package's
+dependencies) provides ``protoc``, so every developer generates byte-identical
+code.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from seedcam.errors import SensorError
+
+__all__ = ["ProtoGenError", "GeneratedFile", "generate", "stale_files", "write_generated"]
+
+#: schema files (relative to the proto root) and the module names they become
+SCHEMAS: dict[str, str] = {"seedcam/v1/seedcam.proto": "seedcam_pb2"}
+PROTO_DIR = Path("proto")
+OUTPUT_DIR = Path("host_sdk/seedcam/_proto")
+
+
+class ProtoGenError(SensorError):
+    """protoc failed on the schema."""
+
+
+@dataclass(frozen=True)
+class GeneratedFile:
+    """One generated file: where it belongs in the repo, and its content."""
+
+    path: Path
+    content: bytes
+
+
+def generate(repo_root: Path) -> list[GeneratedFile]:
+    """Run protoc on the schema and return the files it produces.
+
+    Raises:
+        ProtoGenError: protoc reported an error.
+    """
+    from grpc_tools import protoc  # heavy, dev-only dependency
+
+    proto_root = repo_root / PROTO_DIR
+    files: list[GeneratedFile] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for schema, module in SCHEMAS.items():
+            status = protoc.main(
+                ["protoc", f"-I{proto_root}", f"--python_out={tmp}", f"--pyi_out={tmp}", str(proto_root / schema)]
+            )
+            if status != 0:
+                raise ProtoGenError(f"protoc failed on {schema} (exit {status})")
+            stem = Path(schema).with_suffix("")
+            for suffix in (".py", ".pyi"):
+                produced = Path(tmp) / f"{stem}_pb2{suffix}"
+                files.append(GeneratedFile(OUTPUT_DIR / f"{module}{suffix}", produced.read_bytes()))
+    return files
+
+
+def write_generated(repo_root: Path) -> list[Path]:
+    """Regenerate the committed modules in place; returns the paths written."""
+    written = []
+    for generated in generate(repo_root):
+        target = repo_root / generated.path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(generated.content)
+        written.append(generated.path)
+    return written
+
+
+def stale_files(repo_root: Path) -> list[Path]:
+    """Return the committed generated files that differ from a fresh generation."""
+    stale = []
+    for generated in generate(repo_root):
+        target = repo_root / generated.path
+        if not target.exists() or target.read_bytes() != generated.content:
+            stale.append(generated.path)
+    return stale
