@@ -1,0 +1,107 @@
+"""``seedcam-firmware``: run the sensor daemon.
+
+Exit codes: 0 clean shutdown, 1 configuration / model / camera error, 2 link error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+from seedcam.errors import LinkBroken, SensorError
+
+from seedcam_firmware import __version__
+from seedcam_firmware.errors import FirmwareError
+
+__all__ = ["main"]
+
+EXIT_OK, EXIT_USER, EXIT_LINK = 0, 1, 2
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="seedcam-firmware", description="seedcam sensor firmware daemon")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True)
+    run = commands.add_parser("run", help="run the sensor: capture, inference, link")
+    run.add_argument("--config", type=Path, help="TOML config file (default: built-in defaults)")
+    run.add_argument("--camera", dest="camera.source", help="camera source: synthetic, v4l2, video, folder")
+    run.add_argument("--camera-device", dest="camera.device", help="V4L2 device path or index")
+    run.add_argument("--camera-path", dest="camera.path", help="video file or image folder")
+    run.add_argument("--fps", dest="camera.fps", type=float, help="frame rate")
+    run.add_argument("--seed", dest="camera.seed", type=int, help="synthetic scene seed")
+    run.add_argument(
+        "--link",
+        dest="link.url",
+        help="link: 'pty' (prints the pty path), 'pty:///stable/path', a serial device, tcp-listen://host:port",
+    )
+    run.add_argument("--pty-link", help="with --link pty: also create this stable symlink to the pty")
+    run.add_argument("--tasks", help="comma-separated tasks to enable, e.g. lane")
+    run.add_argument("--lane-precision", dest="models.lane_precision", choices=("int8", "float32"))
+    run.add_argument("--log-level", default="warning", choices=("debug", "info", "warning", "error"))
+    check = commands.add_parser("check-config", help="validate a config file and print it resolved")
+    check.add_argument("config", type=Path)
+    return parser
+
+
+def _overrides(args: argparse.Namespace) -> dict[str, Any]:
+    overrides = {key: value for key, value in vars(args).items() if "." in key and value is not None}
+    if args.tasks is not None:
+        overrides["tasks.enabled"] = [t.strip() for t in args.tasks.split(",") if t.strip()]
+    if args.pty_link:
+        overrides["link.url"] = f"pty://{Path(args.pty_link).absolute()}"
+    if "camera.device" in overrides and str(overrides["camera.device"]).isdigit():
+        overrides["camera.device"] = int(overrides["camera.device"])
+    return overrides
+
+
+def _run(args: argparse.Namespace) -> int:
+    from seedcam_firmware.config import load_config
+    from seedcam_firmware.daemon import Daemon
+
+    config = load_config(args.config, _overrides(args))
+    daemon = Daemon(config, config_path=args.config)
+    signal.signal(signal.SIGTERM, lambda *_: daemon.request_stop())
+    signal.signal(signal.SIGINT, lambda *_: daemon.request_stop())
+    daemon.start()
+    print(
+        f"seedcam-firmware {__version__}: link at {daemon.link_path} "
+        f"(camera {config.camera.source}, tasks {','.join(config.tasks.enabled) or 'none'})",
+        flush=True,
+    )
+    try:
+        while not daemon.wait(0.5):
+            pass
+    finally:
+        daemon.stop()
+    return EXIT_OK
+
+
+def _check(args: argparse.Namespace) -> int:
+    from seedcam_firmware.config import load_config, to_toml
+
+    sys.stdout.write(to_toml(load_config(args.config)))
+    return EXIT_OK
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point; returns the exit code."""
+    args = _parser().parse_args(argv)
+    logging.basicConfig(level=getattr(args, "log_level", "warning").upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        return _run(args) if args.command == "run" else _check(args)
+    except LinkBroken as exc:
+        print(f"seedcam-firmware: link error: {exc}", file=sys.stderr)
+        return EXIT_LINK
+    except (FirmwareError, SensorError) as exc:
+        print(f"seedcam-firmware: error: {exc}", file=sys.stderr)
+        return EXIT_USER
+    except KeyboardInterrupt:
+        return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

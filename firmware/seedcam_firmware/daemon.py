@@ -1,0 +1,256 @@
+"""The firmware daemon: camera, tasks, pipeline and link, wired together."""
+
+from __future__ import annotations
+
+import logging
+import os
+import secrets
+import tempfile
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+
+import cv2
+
+from seedcam._proto import seedcam_pb2 as pb
+from seedcam.protocol import codec
+from seedcam.protocol.framing import PROTOCOL_VERSION, Channel, LinkCounters
+from seedcam.types import ConfigValue, DeviceInfo, Health, ModelInfo, Result, Snapshot, TaskList
+
+from seedcam_firmware import __version__
+from seedcam_firmware.camera.base import CameraSource
+from seedcam_firmware.camera.factory import open_camera
+from seedcam_firmware.config import (
+    FirmwareConfig,
+    config_get,
+    config_reset,
+    config_set,
+    requires_restart,
+    to_toml,
+)
+from seedcam_firmware.link_server import LinkServer
+from seedcam_firmware.pipeline import Pipeline
+from seedcam_firmware.rpc import Dispatcher, RequestFailed
+from seedcam_firmware.tasks.base import TaskRunner
+from seedcam_firmware.tasks.registry import load_tasks
+
+__all__ = ["Daemon"]
+
+log = logging.getLogger(__name__)
+
+BOARD = "emulated-linux"
+_JPEG_HEADROOM = 512  # protobuf and frame overhead around a snapshot's JPEG
+
+
+class Daemon:
+    """One running sensor. :meth:`start` brings it up; :meth:`stop` shuts it down cleanly.
+
+    Args:
+        config: the validated configuration.
+        config_path: where config changes from the host are persisted (None: not persisted).
+
+    Raises (from start):
+        ModelError: an enabled task's model is missing or does not load.
+        CameraError: the camera cannot be opened.
+        LinkBroken: the link cannot be opened.
+    """
+
+    def __init__(self, config: FirmwareConfig, *, config_path: Path | None = None) -> None:
+        self.config = config
+        self.config_path = config_path
+        self.boot_id = secrets.token_hex(8)
+        self._started = time.monotonic()
+        self._config_lock = threading.Lock()
+        self._stop = threading.Event()
+        self._tasks: TaskRunner | None = None
+        self._camera: CameraSource | None = None
+        self._link: LinkServer | None = None
+        self._pipeline: Pipeline | None = None
+        self._health_thread = threading.Thread(target=self._health_loop, name="seedcam-health", daemon=True)
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def start(self) -> None:
+        cfg = self.config
+        try:
+            self._tasks = TaskRunner(load_tasks(cfg), cfg.tasks.enabled)
+            self._camera = open_camera(cfg.camera)
+            self._link = LinkServer(
+                cfg.link.url,
+                Dispatcher(self),
+                on_connect=self._send_hello,
+                max_frame_size=cfg.link.max_frame_size,
+                transport_options=_transport_options(cfg.link.url, cfg.link.baudrate),
+            )
+        except BaseException:
+            self.stop()
+            raise
+        self._pipeline = Pipeline(self._camera, self._tasks.process, self._send_result, queue_depth=cfg.pipeline.queue_depth)
+        self._link.start()
+        self._pipeline.start()
+        self._health_thread.start()
+        log.info("sensor up: boot %s, link %s", self.boot_id, self._link.device_path)
+
+    @property
+    def link_path(self) -> str:
+        """Where the host connects (the pty path for ``--link pty``)."""
+        return self._link.device_path if self._link else self.config.link.url
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until :meth:`stop` is called; returns True once stopped."""
+        return self._stop.wait(timeout)
+
+    def request_stop(self) -> None:
+        """Ask :meth:`wait` to return (safe from a signal handler)."""
+        self._stop.set()
+
+    def stop(self) -> None:
+        """Stop everything in reverse order of start. Idempotent."""
+        self._stop.set()
+        if self._pipeline is not None:
+            self._pipeline.stop()
+        if self._health_thread.is_alive():
+            self._health_thread.join(timeout=2.0)
+        if self._link is not None:
+            self._link.close()
+        if self._camera is not None:
+            self._camera.close()
+        if self._tasks is not None:
+            self._tasks.close()
+
+    # ------------------------------------------------------------------ streaming
+
+    def _send_result(self, result: Result) -> None:
+        assert self._link is not None
+        result = replace(result, send_timestamp_us=time.monotonic_ns() // 1000)
+        self._link.send(Channel.RESULT, codec.result_to_pb(result))
+
+    def _send_hello(self) -> None:
+        assert self._link is not None
+        event = pb.StatusEvent(hello=pb.Hello())
+        codec.device_info_to_pb(self.device_info(), event.hello.device)
+        self._link.send(Channel.STATUS, event)
+
+    def _health_loop(self) -> None:
+        while not self._stop.wait(self.config.link.health_interval_s):
+            if self._link is None:
+                continue
+            event = pb.StatusEvent(health=pb.Health())
+            codec.health_to_pb(self.health(), event.health)
+            self._link.send(Channel.STATUS, event)
+
+    def health(self) -> Health:
+        stats = self._pipeline.stats if self._pipeline else None
+        link = self._link
+        return Health(
+            boot_id=self.boot_id,
+            uptime_s=time.monotonic() - self._started,
+            fps=stats.fps if stats else 0.0,
+            frames_captured=stats.frames_captured if stats else 0,
+            frames_processed=stats.frames_processed if stats else 0,
+            frames_dropped=(stats.frames_dropped if stats else 0) + (link.frames_dropped if link else 0),
+            link=codec.link_stats_from_counters(link.counters if link else LinkCounters()),
+            active_models=tuple(m.id for m in self.list_models() if m.active),
+            timestamp_us=time.monotonic_ns() // 1000,
+            undecodable_requests=link.undecodable_requests if link else 0,
+        )
+
+    # ------------------------------------------------------------------ services for the host
+
+    def device_info(self) -> DeviceInfo:
+        cfg = self.config
+        return DeviceInfo(
+            protocol_version=PROTOCOL_VERSION,
+            firmware_version=__version__,
+            boot_id=self.boot_id,
+            serial_number=cfg.device.serial_number,
+            max_frame_size=cfg.link.max_frame_size,
+            models=self.list_models(),
+            board=BOARD,
+            tasks_enabled=self._tasks.enabled if self._tasks else (),
+            camera=cfg.camera.source,
+            frame_width=cfg.camera.width,
+            frame_height=cfg.camera.height,
+            uptime_s=time.monotonic() - self._started,
+        )
+
+    def config_get(self, key: str) -> ConfigValue:
+        return ConfigValue(key, config_get(self.config, key), False)
+
+    def config_set(self, key: str, value: object) -> ConfigValue:
+        with self._config_lock:
+            new = config_set(self.config, key, value)
+            self._apply(key, new)
+        return ConfigValue(key, config_get(new, key), requires_restart(key))
+
+    def config_reset(self, key: str) -> ConfigValue:
+        with self._config_lock:
+            new = config_reset(self.config, key)
+            self._apply(key, new)
+        return ConfigValue(key, config_get(new, key), requires_restart(key) if key else True)
+
+    def list_models(self) -> tuple[ModelInfo, ...]:
+        return self._tasks.models if self._tasks else ()
+
+    def select_tasks(self, tasks: Sequence[str]) -> TaskList:
+        with self._config_lock:
+            new = config_set(self.config, "tasks.enabled", list(tasks))
+            self._apply("tasks.enabled", new)
+        assert self._tasks is not None
+        return TaskList(self._tasks.enabled, self._tasks.available)
+
+    def snapshot(self, quality: int) -> Snapshot:
+        frame = self._pipeline.latest_frame if self._pipeline else None
+        if frame is None:
+            raise RequestFailed(pb.STATUS_FAILED_PRECONDITION, "no camera frame captured yet")
+        quality = quality or self.config.pipeline.jpeg_quality
+        limit = self.config.link.max_frame_size - _JPEG_HEADROOM
+        while True:
+            ok, encoded = cv2.imencode(".jpg", frame.image, [cv2.IMWRITE_JPEG_QUALITY, quality])
+            if not ok:
+                raise RequestFailed(pb.STATUS_INTERNAL, "JPEG encoding failed")
+            if len(encoded) <= limit or quality <= 10:
+                break
+            quality = max(10, quality - 15)
+        if len(encoded) > limit:
+            raise RequestFailed(pb.STATUS_FAILED_PRECONDITION, "frame too large for one link frame even at quality 10")
+        height, width = frame.image.shape[:2]
+        return Snapshot(encoded.tobytes(), frame.frame_id, frame.timestamp_us, width, height)
+
+    def _apply(self, key: str, new: FirmwareConfig) -> None:
+        """Make a config change take effect (live keys) and persist it."""
+        if self._tasks is not None and new.tasks.enabled != self._tasks.enabled:
+            self._tasks.select(new.tasks.enabled)  # raises ConfigError for an unloaded task
+        self.config = new
+        if self.config_path is not None:
+            _write_atomically(self.config_path, to_toml(new))
+        if requires_restart(key):
+            log.info("config %s changed; takes effect after a restart", key)
+
+
+def _transport_options(url: str, baudrate: int) -> dict[str, object]:
+    if url.startswith("/dev/") and not url.startswith("/dev/pts/"):
+        return {"baudrate": baudrate}
+    return {}
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    """temp file → fsync → rename → fsync the directory."""
+    directory = path.parent
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    dir_fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)

@@ -1,0 +1,183 @@
+"""The firmware's end of the link: frames out, requests in, answers back.
+
+Uses the same framing and codec as the SDK (``seedcam.protocol``): the code that
+frames a byte here is the code that parses it on the host.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+
+from google.protobuf.message import Message
+
+from seedcam._proto import seedcam_pb2 as pb
+from seedcam.errors import LinkBroken, ProtocolError, SensorError
+from seedcam.protocol import codec
+from seedcam.protocol.framing import Channel, Decoder, Encoder, Flag, Frame, LinkCounters
+from seedcam.transport import Transport, open_transport
+
+__all__ = ["LinkServer", "RequestHandler"]
+
+log = logging.getLogger(__name__)
+
+RequestHandler = Callable[[pb.Request], pb.Response]
+
+_READ_CHUNK = 65536
+_POLL_S = 0.1
+
+
+class LinkServer:
+    """Serves one link URL (``pty``, ``pty:///path``, a serial device, ``tcp-listen://...``).
+
+    A reader thread decodes requests and answers them with ``handler``; any
+    thread may :meth:`send`. When the transport breaks (a USB gadget unplugged)
+    the server reopens it in the background; frames sent meanwhile are dropped
+    and counted, never queued up.
+
+    Args:
+        url: firmware-side link URL.
+        handler: turns a request into a response (never raises).
+        on_connect: called after the link (re)opens, e.g. to send a Hello.
+        max_frame_size: largest payload accepted or sent.
+        write_timeout: a frame that cannot be written in this time is dropped.
+
+    Raises:
+        LinkBroken: the link cannot be opened at start.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        handler: RequestHandler,
+        *,
+        on_connect: Callable[[], None] | None = None,
+        max_frame_size: int = 65536,
+        write_timeout: float = 0.25,
+        reopen_interval: float = 0.5,
+        transport_options: dict[str, object] | None = None,
+    ) -> None:
+        self.url = url
+        self._handler = handler
+        self._on_connect = on_connect
+        self._write_timeout = write_timeout
+        self._reopen_interval = reopen_interval
+        self._options = transport_options or {}
+        self._encoder = Encoder(max_frame_size=max_frame_size)
+        self._decoder = Decoder(max_frame_size=max_frame_size)
+        self._send_lock = threading.Lock()
+        self._stop = threading.Event()
+        self.frames_dropped = 0
+        self.undecodable_requests = 0
+        self._transport: Transport | None = open_transport(url, **self._options)
+        self._thread = threading.Thread(target=self._serve, name="seedcam-link", daemon=True)
+
+    @property
+    def device_path(self) -> str:
+        """Where a host connects: the pty's stable link or slave path, else the URL."""
+        transport = self._transport
+        for attribute in ("link_path", "slave_path"):
+            value = getattr(transport, attribute, None)
+            if value:
+                return str(value)
+        return self.url
+
+    def start(self) -> None:
+        """Start answering requests and announce the device."""
+        self._thread.start()
+        self._announce()
+
+    def close(self) -> None:
+        """Stop the reader and close the transport. Idempotent."""
+        self._stop.set()
+        transport, self._transport = self._transport, None
+        if transport is not None:
+            transport.close()
+        if self._thread.is_alive() and threading.current_thread() is not self._thread:
+            self._thread.join(timeout=2.0)
+
+    @property
+    def counters(self) -> LinkCounters:
+        """The device's view of the link: decoder counters plus what was sent."""
+        counters = self._decoder.counters.snapshot()
+        counters.frames_tx = self._encoder.counters.frames_tx
+        counters.bytes_tx = self._encoder.counters.bytes_tx
+        return counters
+
+    def send(self, channel: Channel, message: Message) -> bool:
+        """Encode and send one message; returns False if it was dropped.
+
+        A frame is dropped (and counted) when the link is down or the host does
+        not drain it within the write timeout: the pipeline never blocks on a
+        host that is not listening.
+        """
+        return self._send_payload(channel, message.SerializeToString())
+
+    def _send_payload(self, channel: Channel, payload: bytes, *, seq: int | None = None, flags: Flag = Flag.NONE) -> bool:
+        transport = self._transport
+        if transport is None:
+            self.frames_dropped += 1
+            return False
+        with self._send_lock:
+            try:
+                data = self._encoder.encode(channel, payload, flags=flags, seq=seq)
+            except ValueError:
+                log.error("dropped a %d-byte %s frame over the frame size limit", len(payload), channel.name)
+                self.frames_dropped += 1
+                return False
+            try:
+                transport.write(data, self._write_timeout)
+            except SensorError as exc:
+                self.frames_dropped += 1
+                log.debug("dropped %s frame: %s", channel.name, exc)
+                return False
+        return True
+
+    def _announce(self) -> None:
+        if self._on_connect is not None:
+            try:
+                self._on_connect()
+            except Exception:
+                log.exception("on_connect hook failed")
+
+    def _serve(self) -> None:
+        while not self._stop.is_set():
+            transport = self._transport
+            if transport is None:
+                return
+            try:
+                data = transport.read(_READ_CHUNK, _POLL_S)
+            except LinkBroken as exc:
+                if self._stop.is_set():
+                    return
+                log.warning("link %s broke: %s; reopening", self.url, exc)
+                self._reopen(transport)
+                continue
+            if data:
+                for frame in self._decoder.feed(data):
+                    self._handle(frame)
+
+    def _reopen(self, broken: Transport) -> None:
+        broken.close()
+        while not self._stop.wait(self._reopen_interval):
+            try:
+                self._transport = open_transport(self.url, **self._options)
+            except SensorError as exc:
+                log.debug("reopen of %s failed: %s", self.url, exc)
+                continue
+            self._announce()
+            return
+
+    def _handle(self, frame: Frame) -> None:
+        if frame.channel != Channel.CONTROL or frame.flags & Flag.RESPONSE:
+            log.debug("ignored a %s frame from the host", frame.channel.name)
+            return
+        try:
+            request = codec.parse(pb.Request, frame.payload)
+        except ProtocolError as exc:
+            self.undecodable_requests += 1
+            response = pb.Response(status=pb.STATUS_INVALID_ARGUMENT, message=str(exc))
+        else:
+            response = self._handler(request)
+        self._send_payload(Channel.CONTROL, response.SerializeToString(), seq=frame.seq, flags=Flag.RESPONSE)

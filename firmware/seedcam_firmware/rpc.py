@@ -1,0 +1,119 @@
+"""Request dispatch: one handler per request kind, every outcome a status code."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Sequence
+from typing import Protocol
+
+from seedcam._proto import seedcam_pb2 as pb
+from seedcam.protocol import codec
+from seedcam.types import ConfigValue, DeviceInfo, ModelInfo, Snapshot, TaskList
+
+from seedcam_firmware.errors import ConfigError, FirmwareError
+
+__all__ = ["DeviceServices", "RequestFailed", "Dispatcher"]
+
+log = logging.getLogger(__name__)
+
+
+class RequestFailed(FirmwareError):
+    """A service refused a request; carries the status code to answer with."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class DeviceServices(Protocol):
+    """What the daemon offers to the host. Methods raise :class:`RequestFailed` or ConfigError."""
+
+    def device_info(self) -> DeviceInfo: ...
+
+    def config_get(self, key: str) -> ConfigValue: ...
+
+    def config_set(self, key: str, value: object) -> ConfigValue: ...
+
+    def config_reset(self, key: str) -> ConfigValue: ...
+
+    def list_models(self) -> Sequence[ModelInfo]: ...
+
+    def select_tasks(self, tasks: Sequence[str]) -> TaskList: ...
+
+    def snapshot(self, quality: int) -> Snapshot: ...
+
+
+class Dispatcher:
+    """Turns a :class:`Request` into a :class:`Response`; never raises."""
+
+    def __init__(self, services: DeviceServices) -> None:
+        self._services = services
+
+    def __call__(self, request: pb.Request) -> pb.Response:
+        kind = request.WhichOneof("body")
+        handler = getattr(self, f"_on_{kind}", None) if kind else None
+        if handler is None:
+            return pb.Response(status=pb.STATUS_UNSUPPORTED, message=f"request {kind or '(empty)'} is not supported")
+        try:
+            return handler(getattr(request, kind))
+        except RequestFailed as exc:
+            return pb.Response(status=exc.status, message=str(exc))
+        except ConfigError as exc:
+            status = pb.STATUS_NOT_FOUND if "unknown" in str(exc).lower() else pb.STATUS_INVALID_ARGUMENT
+            return pb.Response(status=status, message=str(exc))
+        except Exception as exc:  # a handler bug answers INTERNAL instead of killing the link
+            log.exception("request %s failed", kind)
+            return pb.Response(status=pb.STATUS_INTERNAL, message=f"{type(exc).__name__}: {exc}")
+
+    def _on_info(self, _: pb.InfoRequest) -> pb.Response:
+        response = pb.Response()
+        codec.device_info_to_pb(self._services.device_info(), response.info)
+        return response
+
+    def _on_ping(self, request: pb.PingRequest) -> pb.Response:
+        return pb.Response(pong=pb.Pong(payload=request.payload))
+
+    def _on_config_get(self, request: pb.ConfigGetRequest) -> pb.Response:
+        return _config_response(self._services.config_get(request.key))
+
+    def _on_config_set(self, request: pb.ConfigSetRequest) -> pb.Response:
+        try:
+            value = json.loads(request.value_json)
+        except json.JSONDecodeError as exc:
+            raise RequestFailed(pb.STATUS_INVALID_ARGUMENT, f"value for {request.key!r} is not JSON: {exc}") from exc
+        return _config_response(self._services.config_set(request.key, value))
+
+    def _on_config_reset(self, request: pb.ConfigResetRequest) -> pb.Response:
+        return _config_response(self._services.config_reset(request.key))
+
+    def _on_list_models(self, _: pb.ListModelsRequest) -> pb.Response:
+        response = pb.Response(models=pb.ModelList())
+        codec.model_list_to_pb(self._services.list_models(), response.models)
+        return response
+
+    def _on_select_tasks(self, request: pb.SelectTasksRequest) -> pb.Response:
+        tasks = self._services.select_tasks(list(request.tasks))
+        return pb.Response(tasks=pb.TaskList(enabled=tasks.enabled, available=tasks.available))
+
+    def _on_snapshot(self, request: pb.SnapshotRequest) -> pb.Response:
+        if request.quality > 100:
+            raise RequestFailed(pb.STATUS_INVALID_ARGUMENT, "JPEG quality must be 0..100")
+        snap = self._services.snapshot(request.quality)
+        return pb.Response(
+            snapshot=pb.Snapshot(
+                jpeg=snap.jpeg,
+                frame_id=snap.frame_id,
+                capture_timestamp_us=snap.capture_timestamp_us,
+                width=snap.width,
+                height=snap.height,
+            )
+        )
+
+
+def _config_response(value: ConfigValue) -> pb.Response:
+    return pb.Response(
+        config=pb.ConfigValue(
+            key=value.key, value_json=json.dumps(value.value), restart_required=value.restart_required
+        )
+    )

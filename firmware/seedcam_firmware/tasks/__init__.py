@@ -1,0 +1,1 @@
+"""Perception tasks run by the firmware pipeline."""

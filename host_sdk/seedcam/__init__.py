@@ -1,0 +1,90 @@
+"""seedcam host SDK: talk to a seedcam AI vision sensor over UART, USB, TCP or a pty.
+
+::
+
+    import seedcam
+
+    with seedcam.open("/dev/ttyACM0") as sensor:
+        for result in sensor.results():
+            print(result.frame_id, result.lane)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from seedcam.errors import (
+    BundleError,
+    LinkBroken,
+    NoSensorFound,
+    ProtocolError,
+    RpcError,
+    SensorError,
+    SensorTimeout,
+)
+from seedcam.sensor import ReconnectEvent, Sensor, SensorStats
+from seedcam.types import (
+    Box,
+    Classification,
+    ConfigValue,
+    Detection,
+    DeviceInfo,
+    Health,
+    LaneState,
+    LaneStatus,
+    LinkStats,
+    ModelInfo,
+    Result,
+    Snapshot,
+    TaskList,
+    TextLine,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "open",
+    "Sensor",
+    "SensorStats",
+    "ReconnectEvent",
+    "SensorError",
+    "SensorTimeout",
+    "LinkBroken",
+    "ProtocolError",
+    "RpcError",
+    "BundleError",
+    "NoSensorFound",
+    "Box",
+    "Classification",
+    "ConfigValue",
+    "Detection",
+    "DeviceInfo",
+    "Health",
+    "LaneState",
+    "LaneStatus",
+    "LinkStats",
+    "ModelInfo",
+    "Result",
+    "Snapshot",
+    "TaskList",
+    "TextLine",
+    "__version__",
+]
+
+
+def open(url: str | None = None, **options: Any) -> Sensor:  # noqa: A001 - mirrors builtins.open / serial_for_url
+    """Connect to a sensor and return a :class:`Sensor` (a context manager).
+
+    Args:
+        url: a port or URL (``/dev/ttyACM0``, ``socket://host:port`` ...). When omitted:
+            ``$SEEDCAM_PORT``, else the only seedcam sensor plugged in.
+        **options: passed to :class:`Sensor` (``timeout``, ``reconnect``, ``queue_size`` ...).
+
+    Raises:
+        NoSensorFound: no URL and not exactly one sensor present.
+        LinkBroken: the port cannot be opened.
+        SensorTimeout: the sensor did not answer the handshake.
+    """
+    from seedcam.discovery import resolve_url
+
+    return Sensor(resolve_url(url), **options)
