@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Create .venv and install seedcam into it.
+#   scripts/setup.sh          the SDK and the firmware (enough for the demo)
+#   scripts/setup.sh --dev    also the model tools and the test dependencies
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PYTHON=${PYTHON:-python3}
+[ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
+. .venv/bin/activate
+python -m pip install -q --upgrade pip
+if [ "${1:-}" = "--dev" ]; then
+  python -m pip install -q -e host_sdk -e firmware -e tools -r requirements-dev.txt
+else
+  python -m pip install -q -e host_sdk -e firmware
+fi
