@@ -1,0 +1,376 @@
+"""Per-key rules of the firmware configuration: types, ranges, choices, live keys.
+
+:mod:`seedcam_firmware.config` declares the sections as frozen dataclasses whose
+fields are made with :func:`setting`; this module holds the machinery that checks
+and coerces a value for one key, so that a file, an environment variable, a
+command-line override and a run-time ``config_set`` all follow the same rules and
+produce the same error text.
+
+To add a perception task, append its name to :data:`KNOWN_TASKS` and add a
+``models.<task>`` manifest key to ``ModelsConfig``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import functools
+import hashlib
+import math
+import re
+import socket
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from seedcam_firmware.errors import ConfigError
+
+__all__ = [
+    "KNOWN_TASKS",
+    "LINK_URL_SCHEMES",
+    "KeySpec",
+    "check_link_url",
+    "coerce_value",
+    "default_serial_number",
+    "parse_text",
+    "setting",
+    "unknown_key_error",
+]
+
+#: Perception tasks the firmware knows; ``tasks.enabled`` must name only these.
+KNOWN_TASKS: tuple[str, ...] = ("lane",)
+
+#: URL schemes accepted by ``link.url`` besides the bare word ``pty`` and a device path.
+LINK_URL_SCHEMES: tuple[str, ...] = ("pty", "tcp-listen")
+
+_META = "seedcam_setting"
+_SERIAL_RE = re.compile(r"[A-Za-z0-9._-]{1,64}")
+
+
+@dataclass(frozen=True)
+class _Rules:
+    """The checks attached to one dataclass field (see :func:`setting`)."""
+
+    choices: tuple[Any, ...] | None = None
+    lo: float | None = None
+    hi: float | None = None
+    live: bool = False
+    is_path: bool = False
+    check: Callable[[Any], str | None] | None = None
+    doc: str = ""
+
+
+@dataclass(frozen=True)
+class KeySpec:
+    """Everything known about one dotted config key.
+
+    Attributes:
+        key: dotted name, e.g. ``"camera.fps"``.
+        type: the annotated Python type (``int``, ``float``, ``str``, ``bool``,
+            ``tuple[str, ...]`` or ``str | int``).
+        default: a zero-argument callable returning the default value.
+        rules: range, choices and other checks.
+    """
+
+    key: str
+    type: Any
+    default: Callable[[], Any]
+    rules: _Rules
+
+    @property
+    def live(self) -> bool:
+        """True when the daemon can apply a change without a restart."""
+        return self.rules.live
+
+    @property
+    def doc(self) -> str:
+        """One-line description of the key."""
+        return self.rules.doc
+
+
+def setting(
+    default: Any = dataclasses.MISSING,
+    *,
+    factory: Callable[[], Any] | None = None,
+    choices: Iterable[Any] | None = None,
+    lo: float | None = None,
+    hi: float | None = None,
+    live: bool = False,
+    is_path: bool = False,
+    check: Callable[[Any], str | None] | None = None,
+    doc: str = "",
+) -> Any:
+    """Declare a config field with its validation rules.
+
+    Args:
+        default: the default value (immutable).
+        factory: computes the default instead of ``default``.
+        choices: the only accepted values.
+        lo: inclusive lower bound for numbers.
+        hi: inclusive upper bound for numbers.
+        live: the daemon applies a change at run time (no restart).
+        is_path: a filesystem path; relative values in a file are taken
+            relative to that file's folder.
+        check: extra check returning an error phrase, or None when valid.
+        doc: one-line description.
+
+    Returns:
+        A :func:`dataclasses.field`.
+    """
+    rules = _Rules(
+        choices=tuple(choices) if choices is not None else None,
+        lo=lo,
+        hi=hi,
+        live=live,
+        is_path=is_path,
+        check=check,
+        doc=doc,
+    )
+    if factory is not None:
+        return dataclasses.field(default_factory=factory, metadata={_META: rules})
+    return dataclasses.field(default=default, metadata={_META: rules})
+
+
+def section_specs(section: str, cls: type, hints: dict[str, Any]) -> dict[str, KeySpec]:
+    """Build the :class:`KeySpec` of every field of one section dataclass.
+
+    Args:
+        section: the section name, e.g. ``"camera"``.
+        cls: the section dataclass.
+        hints: resolved type hints of ``cls`` (``typing.get_type_hints``).
+
+    Returns:
+        Field name to spec, in declaration order.
+    """
+    specs: dict[str, KeySpec] = {}
+    for f in dataclasses.fields(cls):
+        rules = f.metadata.get(_META, _Rules())
+        if f.default_factory is not dataclasses.MISSING:
+            default: Callable[[], Any] = f.default_factory
+        else:
+            default = functools.partial(lambda v: v, f.default)
+        specs[f.name] = KeySpec(f"{section}.{f.name}", hints[f.name], default, rules)
+    return specs
+
+
+_TYPE_NAMES: dict[Any, str] = {
+    bool: "a boolean (true/false)",
+    int: "an integer",
+    float: "a number",
+    str: "a string",
+    tuple[str, ...]: "a list of strings",
+    str | int: "a string or an integer",
+}
+
+
+def _kind(value: Any) -> str:
+    return f"{type(value).__name__} {value!r}"
+
+
+def coerce_value(spec: KeySpec, value: Any, source: str) -> Any:
+    """Check ``value`` for ``spec`` and return it in the field's canonical type.
+
+    Integers are accepted for floats; lists for string lists (stored as tuples).
+
+    Args:
+        spec: the key's spec.
+        value: the candidate value, already typed (see :func:`parse_text`).
+        source: where the value came from (file path, env var...), for messages.
+
+    Returns:
+        The canonical value.
+
+    Raises:
+        ConfigError: wrong type, out of range, not one of the choices, or
+            rejected by the key's own check; the message names key and source.
+    """
+    t = spec.type
+    ok = True
+    if t is bool:
+        ok = isinstance(value, bool)
+    elif t is int:
+        ok = isinstance(value, int) and not isinstance(value, bool)
+    elif t is float:
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if ok:
+            value = float(value)
+            ok = math.isfinite(value)
+    elif t is str:
+        ok = isinstance(value, str)
+    elif t == tuple[str, ...]:
+        ok = isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value)
+        if ok:
+            value = tuple(value)
+    elif t == str | int:
+        ok = isinstance(value, (str, int)) and not isinstance(value, bool)
+    else:  # pragma: no cover - a schema bug, not a user error
+        raise TypeError(f"unsupported config type {t!r} for {spec.key}")
+    if not ok:
+        raise ConfigError(
+            f"{source}: {spec.key} must be {_TYPE_NAMES[t]}, got {_kind(value)}"
+        )
+    _check_rules(spec, value, source)
+    return value
+
+
+def _check_rules(spec: KeySpec, value: Any, source: str) -> None:
+    rules = spec.rules
+    if rules.choices is not None:
+        items = value if isinstance(value, tuple) else (value,)
+        bad = [v for v in items if v not in rules.choices]
+        if bad:
+            allowed = ", ".join(repr(c) for c in rules.choices)
+            verb = "may only contain" if isinstance(value, tuple) else "must be one of"
+            raise ConfigError(f"{source}: {spec.key} {verb} {allowed}; got {bad[0]!r}")
+    is_number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if is_number and (
+        (rules.lo is not None and value < rules.lo)
+        or (rules.hi is not None and value > rules.hi)
+    ):
+        raise ConfigError(
+            f"{source}: {spec.key} must be between {rules.lo} and {rules.hi}, got {value!r}"
+        )
+    if rules.check is not None:
+        problem = rules.check(value)
+        if problem:
+            raise ConfigError(f"{source}: {spec.key} {problem}, got {value!r}")
+
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off"}
+
+
+def parse_text(spec: KeySpec, text: str, source: str) -> Any:
+    """Turn the text of an environment variable or ``--set`` option into a value.
+
+    Booleans accept true/false/yes/no/on/off/1/0, lists are comma-separated and
+    ``str | int`` keys (``camera.device``) read an all-digit text as an integer.
+
+    Args:
+        spec: the key's spec.
+        text: the raw text.
+        source: where the text came from, for messages.
+
+    Returns:
+        A typed value, still to be checked by :func:`coerce_value`.
+
+    Raises:
+        ConfigError: the text cannot be read as the key's type.
+    """
+    t = spec.type
+    s = text.strip()
+    try:
+        if t is bool:
+            if s.lower() in _TRUE:
+                return True
+            if s.lower() in _FALSE:
+                return False
+            raise ValueError(s)
+        if t is int:
+            return int(s)
+        if t is float:
+            return float(s)
+        if t == tuple[str, ...]:
+            return tuple(p.strip() for p in s.split(",") if p.strip())
+        if t == str | int:
+            return int(s) if s.isdigit() else text
+    except ValueError:
+        raise ConfigError(
+            f"{source}: {spec.key} must be {_TYPE_NAMES[t]}, got {text!r}"
+        ) from None
+    return text
+
+
+def unknown_key_error(key: str, known: Iterable[str], source: str) -> ConfigError:
+    """Build the error for an unknown section or key, with a suggestion.
+
+    Args:
+        key: the dotted key (or section name) that is not known.
+        known: the valid names at that level (dotted keys or section names).
+        source: the file or other origin.
+
+    Returns:
+        The :class:`ConfigError` to raise.
+    """
+    known = list(known)
+    what = "key" if "." in key else "section"
+    msg = f"{source}: unknown config {what} '{key}'"
+    close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
+    if close:
+        msg += f" (did you mean '{close[0]}'?)"
+    return ConfigError(msg)
+
+
+# ---- key-specific checks ------------------------------------------------------
+
+
+def check_serial(value: str) -> str | None:
+    """Check ``device.serial_number``: 1-64 of ``A-Z a-z 0-9 . _ -``."""
+    return (
+        None
+        if _SERIAL_RE.fullmatch(value)
+        else "must be 1-64 of A-Z, a-z, 0-9, '.', '_', '-'"
+    )
+
+
+def check_name(value: str) -> str | None:
+    """Check ``device.name``: printable, at most 64 characters."""
+    if len(value) > 64 or not value.isprintable():
+        return "must be printable and at most 64 characters"
+    return None
+
+
+def check_device(value: str | int) -> str | None:
+    """Check ``camera.device``: a non-empty path or a non-negative index."""
+    if isinstance(value, int):
+        return None if value >= 0 else "must be a device path or an index >= 0"
+    return None if value else "must not be empty"
+
+
+def check_link_url(url: str) -> str | None:
+    """Check ``link.url``.
+
+    Accepted: ``pty``, ``pty:///abs/symlink``, ``tcp-listen://host:port`` and a
+    plain serial device path (``/dev/ttyGS0``).
+
+    Returns:
+        None when valid, else an error phrase.
+    """
+    if url == "pty":
+        return None
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        return None if url.strip() else "must not be empty"
+    if scheme not in LINK_URL_SCHEMES:
+        return "has an unknown scheme (use pty, pty:///path, tcp-listen://host:port or a device path)"
+    if scheme == "pty":
+        return None if rest.startswith("/") else "must be pty:///absolute/path"
+    host, colon, port = rest.rpartition(":")
+    if not colon or not host or not port.isdigit() or int(port) > 65535:
+        return "must be tcp-listen://host:port"
+    return None
+
+
+@functools.lru_cache(maxsize=1)
+def default_serial_number() -> str:
+    """A stable serial number for this machine.
+
+    Hashes ``/etc/machine-id`` (or the D-Bus copy, else the host name) so the
+    raw machine id never leaves the board.
+
+    Returns:
+        ``"SC"`` followed by 10 upper-case hex digits.
+    """
+    raw = ""
+    for candidate in ("/etc/machine-id", "/var/lib/dbus/machine-id"):
+        try:
+            raw = Path(candidate).read_text(encoding="ascii").strip()
+        except (OSError, UnicodeDecodeError):
+            continue
+        if raw:
+            break
+    if not raw:
+        raw = socket.gethostname()
+    digest = hashlib.sha256(b"seedcam-serial:" + raw.encode()).hexdigest()
+    return "SC" + digest[:10].upper()
