@@ -1,0 +1,160 @@
+"""A Video4Linux2 camera (USB UVC webcams, CSI cameras with a V4L2 driver)."""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+
+import cv2
+import numpy as np
+
+from seedcam_firmware.camera.base import CameraSource, Frame
+from seedcam_firmware.camera.factory import fit_image, rotated_size
+from seedcam_firmware.errors import CameraError
+
+__all__ = ["V4L2Camera"]
+
+_log = logging.getLogger(__name__)
+
+
+class V4L2Camera(CameraSource):
+    """Frames from a V4L2 device through OpenCV's V4L2 backend.
+
+    A capture thread reads the device continuously and keeps only the latest
+    frame, so :meth:`read` returns the newest image and never blocks past its
+    timeout even when the driver hangs. Frame ids count captured frames from 0;
+    a gap means frames were replaced before the reader took them. Timestamps are
+    the monotonic time at grab, in microseconds.
+    """
+
+    def __init__(
+        self,
+        device: str | int,
+        width: int = 320,
+        height: int = 240,
+        fps: float = 30.0,
+        *,
+        rotation: int = 0,
+        open_timeout: float = 5.0,
+    ) -> None:
+        """Open the device, ask for a mode and wait for the first frame.
+
+        Args:
+            device: a path such as ``/dev/video0`` or an index (``0``).
+            width: requested width; frames are resized to it if the driver differs.
+            height: requested height; as width.
+            fps: requested rate; 0 leaves the driver's default.
+            rotation: clockwise degrees applied after resizing (0/90/180/270).
+            open_timeout: seconds to wait for the first frame.
+
+        Raises:
+            CameraError: the device does not exist, cannot be opened, or gives
+                no frame within ``open_timeout``.
+            ValueError: a bad rotation.
+        """
+        self.path = f"/dev/video{device}" if isinstance(device, int) else str(device)
+        self._size = (int(width), int(height))
+        self.size = rotated_size(self._size, rotation)
+        self._rotation = rotation
+        if not os.path.exists(self.path):
+            raise CameraError(f"camera {self.path} does not exist")
+        cap = cv2.VideoCapture(self.path, cv2.CAP_V4L2)
+        if not cap.isOpened():
+            cap.release()
+            raise CameraError(
+                f"cannot open camera {self.path} (not a capture device, busy, or no permission)"
+            )
+        cap.set(cv2.CAP_PROP_FRAME_WIDTH, width)
+        cap.set(cv2.CAP_PROP_FRAME_HEIGHT, height)
+        if fps > 0:
+            cap.set(cv2.CAP_PROP_FPS, fps)
+        cap.set(cv2.CAP_PROP_BUFFERSIZE, 1)
+        self._cap = cap
+        self._cond = threading.Condition()
+        self._latest: tuple[int, int, np.ndarray] | None = None
+        self._error: str | None = None
+        self._next_seq = 0
+        self._closed = False
+        self._stop = threading.Event()
+        self._thread = threading.Thread(
+            target=self._capture_loop, name=f"v4l2-{self.path}", daemon=True
+        )
+        self._thread.start()
+        with self._cond:
+            self._cond.wait_for(
+                lambda: self._latest is not None or self._error, open_timeout
+            )
+            problem = self._error if self._latest is None else None
+            if self._latest is None and problem is None:
+                problem = f"camera {self.path} gave no frame within {open_timeout} s"
+        if problem:
+            self.close()
+            raise CameraError(problem)
+        _log.info("opened camera %s", self.path)
+
+    def _capture_loop(self) -> None:
+        seq = 0
+        try:
+            while not self._stop.is_set():
+                ok = self._cap.grab()
+                ts = time.monotonic_ns() // 1000
+                image = None
+                if ok:
+                    ok, image = self._cap.retrieve()
+                if not ok or image is None:
+                    with self._cond:
+                        if not self._stop.is_set():
+                            self._error = f"camera {self.path}: frame read failed"
+                        self._cond.notify_all()
+                    return
+                with self._cond:
+                    self._latest = (seq, ts, image)
+                    self._cond.notify_all()
+                seq += 1
+        finally:
+            self._cap.release()
+
+    def read(self, timeout: float) -> Frame:
+        """Return the newest frame not yet returned.
+
+        Args:
+            timeout: seconds to wait at most.
+
+        Raises:
+            CameraError: closed, the device failed, or no new frame within ``timeout``.
+        """
+        deadline = time.monotonic() + max(0.0, timeout)
+        with self._cond:
+            while True:
+                if self._closed:
+                    raise CameraError(f"camera {self.path} is closed")
+                latest = self._latest
+                if latest is not None and latest[0] >= self._next_seq:
+                    break
+                if self._error:
+                    raise CameraError(self._error)
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise CameraError(
+                        f"no frame from camera {self.path} within {timeout} s"
+                    )
+                self._cond.wait(remaining)
+            seq, ts, image = latest
+            self._next_seq = seq + 1
+        return Frame(seq, ts, fit_image(image, self._size, self._rotation))
+
+    def close(self) -> None:
+        """Stop the capture thread and release the device. Idempotent."""
+        with self._cond:
+            self._closed = True
+            self._stop.set()
+            self._cond.notify_all()
+        if self._thread.is_alive() and self._thread is not threading.current_thread():
+            self._thread.join(timeout=2.0)
+            if self._thread.is_alive():
+                _log.warning(
+                    "camera %s capture thread did not stop; it will release on exit",
+                    self.path,
+                )
