@@ -1,0 +1,56 @@
+"""Constant-curvature lane geometry (exact circle; straight line when kappa -> 0).
+
+The *lane frame* has its origin at the centre-line point nearest to the car's
+reference point (the floor point below the camera), x along the lane tangent
+there and y to the left. A car at lateral offset ``o`` (left positive) and
+heading ``psi`` (yawed left positive) sits at ``(0, o)`` in the lane frame.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+__all__ = ["car_to_lane", "lane_to_car", "lateral_and_arc", "centerline_point"]
+
+_KAPPA_EPS = 1e-6
+
+
+def car_to_lane(x: np.ndarray, y: np.ndarray, offset_m: float, heading_rad: float) -> tuple[np.ndarray, np.ndarray]:
+    """Transform car-frame floor points to the lane frame."""
+    c, s = math.cos(heading_rad), math.sin(heading_rad)
+    return c * x - s * y, offset_m + s * x + c * y
+
+
+def lane_to_car(xl: np.ndarray, yl: np.ndarray, offset_m: float, heading_rad: float) -> tuple[np.ndarray, np.ndarray]:
+    """Inverse of :func:`car_to_lane`."""
+    c, s = math.cos(heading_rad), math.sin(heading_rad)
+    dy = yl - offset_m
+    return c * xl + s * dy, -s * xl + c * dy
+
+
+def lateral_and_arc(xl: np.ndarray, yl: np.ndarray, kappa: float) -> tuple[np.ndarray, np.ndarray]:
+    """Signed lateral distance (left +) from the centre line and arc length along it.
+
+    Uses forms that stay exact and numerically stable as ``kappa`` goes to 0:
+    ``lat = (2y - k r^2) / (1 + sqrt(1 - k (2y - k r^2)))`` and
+    ``s = atan2(k x, 1 - k y) / k``.
+    """
+    if abs(kappa) < _KAPPA_EPS:
+        return np.asarray(yl, dtype=np.float64), np.asarray(xl, dtype=np.float64)
+    a = 2.0 * yl - kappa * (xl * xl + yl * yl)
+    q = np.clip(1.0 - kappa * a, 0.0, None)
+    lat = a / (1.0 + np.sqrt(q))
+    arc = np.arctan2(kappa * xl, 1.0 - kappa * yl) / kappa
+    return lat, arc
+
+
+def centerline_point(arc_m: float, lateral_m: float, kappa: float) -> tuple[float, float]:
+    """Lane-frame position of the point at arc length ``arc_m`` and lateral ``lateral_m``."""
+    if abs(kappa) < _KAPPA_EPS:
+        return arc_m, lateral_m
+    ang = kappa * arc_m
+    px = math.sin(ang) / kappa
+    py = (1.0 - math.cos(ang)) / kappa
+    return px - lateral_m * math.sin(ang), py + lateral_m * math.cos(ang)

@@ -1,0 +1,179 @@
+"""Render a :class:`SceneSpec` to a BGR frame by per-pixel inverse perspective.
+
+Every floor pixel's ray is intersected with the floor (cached per camera), moved
+into the lane frame, and shaded: floor texture, shadows, and the two boundary
+lines, antialiased with the pixel's footprint on the floor. Billboards are
+projected from the world and warped on top, far to near. Lighting, blur and
+sensor noise are applied last.
+"""
+
+from __future__ import annotations
+
+import math
+
+import cv2
+import numpy as np
+
+from .camera_model import DEFAULT_CAMERA, CameraModel, ground_rays
+from .geometry import car_to_lane, lateral_and_arc
+from .textures import OBJECT_SIZE_M, TEXEL_M, TEXTURE_SIZE, floor_texture, object_face
+from .types import LaneTruth, ObjectTruth, SceneSpec, SceneTruth
+
+__all__ = ["render", "render_with_mask", "MAX_LINE_RANGE_M"]
+
+#: boundary lines are painted up to this distance along the lane
+MAX_LINE_RANGE_M = 6.0
+
+
+def render(
+    spec: SceneSpec, camera: CameraModel = DEFAULT_CAMERA, *, rng: np.random.Generator | None = None
+) -> tuple[np.ndarray, SceneTruth]:
+    """Render ``spec``: returns ``(H x W x 3 uint8 BGR image, truth)``.
+
+    Deterministic given ``spec`` (noise from ``spec.noise_seed``) unless ``rng``
+    is passed, which then supplies the sensor noise.
+    """
+    image, truth, _ = render_with_mask(spec, camera, rng=rng)
+    return image, truth
+
+
+def _line_coverage(lat: np.ndarray, arc: np.ndarray, fp: np.ndarray, centre: float, spec: SceneSpec, style: str) -> np.ndarray:
+    half = spec.line_width_m / 2.0
+    cov = np.clip((np.float32(half) - np.abs(lat - np.float32(centre))) / fp + 0.5, 0.0, 1.0)
+    if style == "dashed":
+        period = spec.dash_m + spec.gap_m
+        phase = np.mod(arc + spec.dash_phase_m, period)
+        cov = cov * (phase < spec.dash_m)
+    keep = (arc > -0.3) & (arc < MAX_LINE_RANGE_M)
+    if abs(spec.curvature_per_m) > 1e-6:  # paint at most ~110 degrees of a tight circle
+        keep &= np.abs(arc * np.float32(spec.curvature_per_m)) < 1.9
+    return (cov * keep).astype(np.float32, copy=False)
+
+
+def _floor(spec: SceneSpec, camera: CameraModel) -> tuple[np.ndarray, np.ndarray]:
+    """Shade the floor; returns (H x W x 3 float32 image 0..1, H x W x 2 line coverage)."""
+    rays = ground_rays(camera)
+    idx = rays.index
+    h, w = rays.ground.shape
+    xl, yl = car_to_lane(rays.gx, rays.gy, spec.offset_m, spec.heading_rad)
+    xl = xl.astype(np.float32, copy=False)
+    yl = yl.astype(np.float32, copy=False)
+    fp = rays.gfootprint
+    lat, arc = lateral_and_arc(xl, yl, spec.curvature_per_m)
+
+    tex = floor_texture(spec.texture_seed % 16)
+    ti = (xl * np.float32(1.0 / TEXEL_M)).astype(np.int32) & (TEXTURE_SIZE - 1)
+    tj = (yl * np.float32(1.0 / TEXEL_M)).astype(np.int32) & (TEXTURE_SIZE - 1)
+    fade = np.clip(1.5 - fp * np.float32(1.0 / TEXEL_M), 0.0, 1.0)  # fade the texture where it would alias
+    shade = 1.0 + np.float32(spec.texture_strength) * tex[ti, tj] * fade
+    for sx, sy, ra, rb, dark in spec.shadows:
+        d = np.sqrt(((xl - sx) / ra) ** 2 + ((yl - sy) / rb) ** 2)
+        shade *= 1.0 - np.float32(dark) * np.clip((1.1 - d) * 4.0, 0.0, 1.0)
+
+    half_w = spec.lane_width_m / 2.0
+    zero = np.zeros_like(lat)
+    cov_l = _line_coverage(lat, arc, fp, +half_w, spec, spec.left_style) if spec.left_style != "none" else zero
+    cov_r = _line_coverage(lat, arc, fp, -half_w, spec, spec.right_style) if spec.right_style != "none" else zero
+    paint = np.clip(cov_l * np.float32(spec.left_contrast) + cov_r * np.float32(spec.right_contrast), 0.0, 1.0)
+
+    floor_bgr = np.asarray(spec.floor_bgr, dtype=np.float32)
+    line_bgr = np.asarray(spec.line_bgr, dtype=np.float32)
+    wall = np.asarray(spec.wall_bgr, dtype=np.float32)
+    # distance haze towards the wall colour near the horizon
+    haze = np.clip((rays.grange - 4.0) * np.float32(1.0 / 8.0), 0.0, 1.0)
+    px = (shade * (1.0 - haze))[:, None] * (floor_bgr + paint[:, None] * (line_bgr - floor_bgr)) + haze[:, None] * wall
+
+    rows = np.arange(h, dtype=np.float32)[:, None, None]
+    grad = 0.85 + 0.3 * rows / h
+    img = np.broadcast_to(wall * grad, (h, w, 3)).copy()
+    img.reshape(-1, 3)[idx] = px
+    mask = np.zeros((h * w, 2), np.float32)
+    if spec.left_visible:
+        mask[idx, 0] = cov_l
+    if spec.right_visible:
+        mask[idx, 1] = cov_r
+    return img, mask.reshape(h, w, 2)
+
+
+def _draw_objects(img: np.ndarray, spec: SceneSpec, camera: CameraModel) -> tuple[ObjectTruth, ...]:
+    """Warp object faces into ``img`` (float 0..1, in place); far objects first."""
+    truths: list[tuple[float, ObjectTruth]] = []
+    h, w = img.shape[:2]
+    for obj in sorted(spec.objects, key=lambda o: -o.forward_m):
+        ow, oh, oz = OBJECT_SIZE_M[obj.kind]
+        corners = np.array(
+            [
+                [obj.forward_m, obj.left_m + ow / 2, oz + oh / 2],  # top-left as seen by the car
+                [obj.forward_m, obj.left_m - ow / 2, oz + oh / 2],
+                [obj.forward_m, obj.left_m - ow / 2, oz - oh / 2],
+                [obj.forward_m, obj.left_m + ow / 2, oz - oh / 2],
+            ]
+        )
+        uv, depth = camera.project(corners)
+        if np.any(depth < 0.05):
+            continue
+        x0, y0 = uv.min(axis=0)
+        x1, y1 = uv.max(axis=0)
+        bx0, by0, bx1, by1 = max(x0, 0.0), max(y0, 0.0), min(x1, w - 1.0), min(y1, h - 1.0)
+        if bx1 - bx0 < 1.0 or by1 - by0 < 1.0:
+            continue
+        # the pole, from the bottom of the face to the floor
+        base, _ = camera.project(np.array([[obj.forward_m, obj.left_m, 0.0], [obj.forward_m, obj.left_m, oz - oh / 2]]))
+        thick = max(1, int(round(0.008 * camera.focal_px / obj.forward_m)))
+        pole = img.copy()
+        cv2.line(pole, tuple(int(round(v)) for v in base[0]), tuple(int(round(v)) for v in base[1]), (0.45, 0.45, 0.45), thick, cv2.LINE_AA)
+        img[:] = pole
+        face, alpha = object_face(obj.kind, obj.text)
+        fh, fw = alpha.shape
+        src = np.array([[0, 0], [fw, 0], [fw, fh], [0, fh]], np.float32) - 0.5
+        m = cv2.getPerspectiveTransform(src, (uv + 0.0).astype(np.float32))
+        warped = cv2.warpPerspective(face, m, (w, h), flags=cv2.INTER_LINEAR).astype(np.float32) / 255.0
+        a = cv2.warpPerspective(alpha, m, (w, h), flags=cv2.INTER_LINEAR).astype(np.float32)[..., None] / 255.0
+        img[:] = img * (1.0 - a) + warped * a
+        box = (bx0 / w, by0 / h, (bx1 + 1.0) / w, (by1 + 1.0) / h)
+        truths.append((obj.forward_m, ObjectTruth(obj.kind, obj.text, tuple(float(np.clip(v, 0, 1)) for v in box), obj.forward_m, obj.left_m)))
+    truths.sort(key=lambda t: t[0])
+    return tuple(t for _, t in truths)
+
+
+def _camera_effects(img: np.ndarray, spec: SceneSpec, rng: np.random.Generator) -> np.ndarray:
+    """Lighting, blur and sensor noise; returns uint8."""
+    img = np.clip(img * np.float32(spec.gain), 0.0, 1.0)
+    if abs(spec.gamma - 1.0) > 1e-3:
+        img = img ** np.float32(spec.gamma)
+    img32 = img.astype(np.float32, copy=False)
+    if spec.motion_blur_px >= 1.0:
+        k = int(math.ceil(spec.motion_blur_px)) | 1
+        kernel = np.zeros((k, k), np.float32)
+        kernel[k // 2, :] = 1.0
+        rot = cv2.getRotationMatrix2D(((k - 1) / 2, (k - 1) / 2), spec.motion_angle_deg, 1.0)
+        kernel = cv2.warpAffine(kernel, rot, (k, k))
+        img32 = cv2.filter2D(img32, -1, kernel / max(kernel.sum(), 1e-6))
+    if spec.defocus_sigma_px > 0.1:
+        img32 = cv2.GaussianBlur(img32, (0, 0), spec.defocus_sigma_px)
+    if spec.noise_sigma > 0:
+        img32 = img32 + rng.standard_normal(img32.shape, dtype=np.float32) * np.float32(spec.noise_sigma)
+    return np.clip(img32 * 255.0 + 0.5, 0, 255).astype(np.uint8)
+
+
+def render_with_mask(
+    spec: SceneSpec, camera: CameraModel = DEFAULT_CAMERA, *, rng: np.random.Generator | None = None
+) -> tuple[np.ndarray, SceneTruth, np.ndarray]:
+    """Like :func:`render`, also returning the H x W x 2 float32 line-coverage mask.
+
+    Mask channel 0 is the left line, 1 the right line (0..1 coverage, before blur;
+    only lines that count as visible in the truth).
+    """
+    img, mask = _floor(spec, camera)
+    objects = _draw_objects(img, spec, camera) if spec.objects else ()
+    noise_rng = rng if rng is not None else np.random.default_rng(spec.noise_seed)
+    image = _camera_effects(img, spec, noise_rng)
+    lane = LaneTruth(
+        offset_m=float(spec.offset_m),
+        heading_rad=float(spec.heading_rad),
+        curvature_per_m=float(spec.curvature_per_m),
+        lane_width_m=float(spec.lane_width_m),
+        left_visible=spec.left_visible,
+        right_visible=spec.right_visible,
+    )
+    return image, SceneTruth(lane=lane, objects=objects), mask

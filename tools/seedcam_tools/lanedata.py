@@ -1,0 +1,139 @@
+"""Lane training / evaluation data rendered by the synthetic scene generator.
+
+Seeds: sample ``k`` of a dataset is ``random_scene(np.random.default_rng(k))``.
+Training uses seeds ``[TRAIN_SEED_BASE, TRAIN_SEED_BASE + n)`` with
+``TRAIN_SEED_BASE = 0`` (the tools refuse n > HELDOUT_SEED_BASE); held-out
+evaluation uses seeds from ``HELDOUT_SEED_BASE = 10_000_000`` upwards. Held-out
+seeds are never used for training, calibration or model selection.
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing as mp
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from seedcam_firmware.inference.preprocess import InputSpec, crop_resize
+from seedcam_firmware.scene import DEFAULT_CAMERA, random_scene, render_with_mask
+
+__all__ = [
+    "LANE_INPUT",
+    "MASK_SIZE",
+    "SCALES",
+    "TRAIN_SEED_BASE",
+    "HELDOUT_SEED_BASE",
+    "LaneData",
+    "make_sample",
+    "generate",
+    "encode_targets",
+    "decode_targets",
+]
+
+log = logging.getLogger(__name__)
+
+LANE_INPUT = InputSpec(width=128, height=64, crop_top=1.0 / 3.0, color_order="RGB", mean=0.0, std=255.0)
+#: mask output size (height, width): the cropped frame pooled in 10 x 10 blocks
+MASK_SIZE = (16, 32)
+#: regression targets are ((value - centre) / scale) for [offset, heading, curvature, width]
+SCALES = {"centre": (0.0, 0.0, 0.0, 0.45), "scale": (0.15, 0.30, 1.0, 0.05)}
+TRAIN_SEED_BASE = 0
+HELDOUT_SEED_BASE = 10_000_000
+
+
+@dataclass
+class LaneData:
+    """A batch of samples.
+
+    Attributes:
+        x: N x H x W x 3 uint8 model pixels (after :func:`crop_resize`).
+        mask: N x 16 x 32 x 2 uint8 marking masks (0/255; left, right line).
+        y: N x 4 float32 raw truth [offset_m, heading_rad, curvature_per_m, lane_width_m].
+        present: N x 2 float32 line visibility (left, right).
+        seeds: N int64 scene seeds.
+    """
+
+    x: np.ndarray
+    mask: np.ndarray
+    y: np.ndarray
+    present: np.ndarray
+    seeds: np.ndarray
+
+    def save(self, path: Path) -> None:
+        """Write as an uncompressed .npz."""
+        np.savez(path, x=self.x, mask=self.mask, y=self.y, present=self.present, seeds=self.seeds)
+
+    @classmethod
+    def load(cls, path: Path) -> "LaneData":
+        """Read a file written by :meth:`save`."""
+        with np.load(path) as z:
+            return cls(z["x"], z["mask"], z["y"], z["present"], z["seeds"])
+
+
+def encode_targets(y: np.ndarray) -> np.ndarray:
+    """Raw truth -> normalised regression targets."""
+    return ((y - np.asarray(SCALES["centre"], np.float32)) / np.asarray(SCALES["scale"], np.float32)).astype(np.float32)
+
+
+def decode_targets(t: np.ndarray) -> np.ndarray:
+    """Normalised regression outputs -> raw [offset, heading, curvature, width]."""
+    return (t * np.asarray(SCALES["scale"], np.float32) + np.asarray(SCALES["centre"], np.float32)).astype(np.float32)
+
+
+def _pool_mask(mask: np.ndarray) -> np.ndarray:
+    top = int(round(LANE_INPUT.crop_top * mask.shape[0]))
+    m = mask[top:]
+    mh, mw = MASK_SIZE
+    bh, bw = m.shape[0] // mh, m.shape[1] // mw
+    m = m[: mh * bh, : mw * bw].reshape(mh, bh, mw, bw, 2).max(axis=(1, 3))
+    return (m > 0.3).astype(np.uint8) * 255
+
+
+def make_sample(seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Render scene ``seed``: returns (pixels, mask, raw truth, presence)."""
+    spec = random_scene(np.random.default_rng(seed))
+    image, truth, mask = render_with_mask(spec, DEFAULT_CAMERA)
+    lane = truth.lane
+    y = np.array([lane.offset_m, lane.heading_rad, lane.curvature_per_m, lane.lane_width_m], np.float32)
+    present = np.array([lane.left_visible, lane.right_visible], np.float32)
+    return crop_resize(image, LANE_INPUT), _pool_mask(mask), y, present
+
+
+def _chunk(seeds: list[int]) -> list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
+    return [make_sample(s) for s in seeds]
+
+
+def generate(first_seed: int, count: int, *, workers: int = 2, progress: bool = False) -> LaneData:
+    """Render samples with seeds ``first_seed .. first_seed + count - 1``.
+
+    Deterministic: the result does not depend on ``workers``.
+    """
+    seeds = list(range(first_seed, first_seed + count))
+    chunks = [seeds[i : i + 256] for i in range(0, count, 256)]
+    out: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+    if workers <= 1 or count < 512:
+        it = map(_chunk, chunks)
+        pool = None
+    else:
+        pool = mp.get_context("fork").Pool(workers)
+        it = pool.imap(_chunk, chunks)
+    try:
+        if progress:
+            from tqdm import tqdm
+
+            it = tqdm(it, total=len(chunks), desc="render", unit="chunk")
+        for part in it:
+            out.extend(part)
+    finally:
+        if pool is not None:
+            pool.close()
+            pool.join()
+    return LaneData(
+        x=np.stack([o[0] for o in out]),
+        mask=np.stack([o[1] for o in out]),
+        y=np.stack([o[2] for o in out]),
+        present=np.stack([o[3] for o in out]),
+        seeds=np.asarray(seeds, np.int64),
+    )

@@ -1,0 +1,39 @@
+"""The lane network: a small CNN with a marking-mask head and a lane-state head."""
+
+from __future__ import annotations
+
+import keras
+from keras import layers
+
+from .lanedata import LANE_INPUT, MASK_SIZE
+
+__all__ = ["build_lane_model", "OUTPUT_NAMES"]
+
+#: model outputs, in this order: mask (sigmoid, 1x16x32x2), lane_state (normalised
+#: [offset, heading, curvature, width]), presence (logits, [left, right])
+OUTPUT_NAMES = ("mask", "lane_state", "presence")
+
+
+def _conv(x: keras.KerasTensor, filters: int, stride: int, name: str) -> keras.KerasTensor:
+    x = layers.Conv2D(filters, 3, strides=stride, padding="same", use_bias=False, name=f"{name}_conv")(x)
+    x = layers.BatchNormalization(name=f"{name}_bn")(x)
+    return layers.ReLU(name=f"{name}_relu")(x)
+
+
+def build_lane_model(width_mult: float = 1.0) -> keras.Model:
+    """Build the network (input: normalised float RGB ``(64, 128, 3)``)."""
+    c = lambda n: max(8, int(round(n * width_mult)))  # noqa: E731
+    inp = keras.Input((LANE_INPUT.height, LANE_INPUT.width, 3), name="image")
+    x = _conv(inp, c(16), 2, "s1")  # 32 x 64
+    x = _conv(x, c(32), 2, "s2")  # 16 x 32
+    mask = layers.Conv2D(2, 1, activation="sigmoid", name="mask")(x)
+    assert tuple(mask.shape[1:3]) == MASK_SIZE
+    x = _conv(x, c(64), 2, "s3a")  # 8 x 16
+    x = _conv(x, c(64), 1, "s3b")
+    x = _conv(x, c(96), 2, "s4")  # 4 x 8
+    x = layers.Conv2D(32, 1, activation="relu", name="squeeze")(x)
+    x = layers.Flatten(name="flat")(x)
+    x = layers.Dense(128, activation="relu", name="fc")(x)
+    lane_state = layers.Dense(4, name="lane_state")(x)
+    presence = layers.Dense(2, name="presence")(x)
+    return keras.Model(inp, {"mask": mask, "lane_state": lane_state, "presence": presence}, name="lane")

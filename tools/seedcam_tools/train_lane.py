@@ -1,0 +1,169 @@
+"""Train the lane model on synthetic scenes (seeded, reproducible on one machine).
+
+Data seeds: training ``[0, samples)``, validation ``[5_000_000, 5_000_000 + val)``
+(used only to report progress), held-out evaluation from ``10_000_000`` (see
+:mod:`seedcam_tools.lanedata`; never used here).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .lanedata import HELDOUT_SEED_BASE, LANE_INPUT, LaneData, decode_targets, encode_targets, generate
+
+__all__ = ["LaneMetrics", "train_lane", "train_on_data", "VAL_SEED_BASE"]
+
+log = logging.getLogger(__name__)
+
+VAL_SEED_BASE = 5_000_000
+#: per-component weights of the lane-state loss [offset, heading, curvature, width]
+STATE_WEIGHTS = (2.0, 2.0, 0.5, 0.3)
+
+
+@dataclass(frozen=True)
+class LaneMetrics:
+    """Validation metrics of a trained model (scenes with both lines visible for lane errors)."""
+
+    offset_mae_m: float
+    heading_mae_rad: float
+    curvature_mae_per_m: float
+    width_mae_m: float
+    presence_accuracy: float
+    samples: int
+    epochs: int
+    train_seconds: float
+
+    def to_dict(self) -> dict[str, float]:
+        """As a JSON-friendly dict."""
+        return asdict(self)
+
+
+def _state_loss(y_true, y_pred):  # type: ignore[no-untyped-def]
+    """Weighted Huber loss; y_true packs 4 targets + a per-sample weight (0 when lost)."""
+    import tensorflow as tf
+
+    w = y_true[:, 4:5]
+    err = tf.abs(y_true[:, :4] - y_pred)
+    hub = tf.where(err < 0.1, 0.5 * err * err / 0.1, err - 0.05)
+    return tf.reduce_sum(hub * tf.constant(STATE_WEIGHTS) * w, axis=-1)
+
+
+def _presence_loss(y_true, y_pred):  # type: ignore[no-untyped-def]
+    import keras
+
+    return keras.losses.binary_crossentropy(y_true, y_pred, from_logits=True)
+
+
+def _targets(data: LaneData) -> dict[str, np.ndarray]:
+    any_line = (data.present.max(axis=1, keepdims=True) > 0).astype(np.float32)
+    return {
+        "mask": data.mask.astype(np.float32) / 255.0,
+        "lane_state": np.concatenate([encode_targets(data.y), any_line], axis=1),
+        "presence": data.present.astype(np.float32),
+    }
+
+
+def validation_metrics(model, data: LaneData) -> dict[str, float]:  # type: ignore[no-untyped-def]
+    """Lane errors of a Keras model on ``data`` (both-lines scenes) and presence accuracy."""
+    from seedcam_firmware.inference.preprocess import normalise
+
+    out = model.predict(normalise(data.x, LANE_INPUT), batch_size=256, verbose=0)
+    pred = decode_targets(out["lane_state"])
+    ok = data.present.min(axis=1) > 0
+    err = np.abs(pred - data.y)[ok]
+    pres = ((out["presence"] > 0) == (data.present > 0.5)).mean()
+    return {
+        "offset_mae_m": float(err[:, 0].mean()),
+        "heading_mae_rad": float(err[:, 1].mean()),
+        "curvature_mae_per_m": float(err[:, 2].mean()),
+        "width_mae_m": float(err[:, 3].mean()),
+        "presence_accuracy": float(pres),
+    }
+
+
+def train_on_data(
+    train: LaneData,
+    val: LaneData | None,
+    *,
+    seed: int,
+    epochs: int,
+    batch_size: int = 64,
+    lr: float = 2e-3,
+    progress: bool = False,
+    max_seconds: float | None = None,
+):  # type: ignore[no-untyped-def]
+    """Train a fresh model on ``train``; returns ``(keras model, history dict)``."""
+    import keras
+    import tensorflow as tf
+
+    from seedcam_firmware.inference.preprocess import normalise
+
+    from .lanemodel import build_lane_model
+
+    keras.utils.set_random_seed(seed)
+    model = build_lane_model()
+    steps = epochs * math.ceil(len(train.x) / batch_size)
+    schedule = keras.optimizers.schedules.CosineDecay(lr, decay_steps=steps, alpha=0.02, warmup_target=None)
+    model.compile(
+        optimizer=keras.optimizers.Adam(schedule),
+        loss={"mask": "binary_crossentropy", "lane_state": _state_loss, "presence": _presence_loss},
+        loss_weights={"mask": 0.5, "lane_state": 1.0, "presence": 0.3},
+    )
+    start = time.monotonic()
+    callbacks: list[keras.callbacks.Callback] = []
+    if max_seconds is not None:
+
+        class _Deadline(keras.callbacks.Callback):
+            def on_train_batch_end(self, batch, logs=None):  # type: ignore[no-untyped-def]
+                if time.monotonic() - start > max_seconds:
+                    self.model.stop_training = True
+
+        callbacks.append(_Deadline())
+    if val is not None:
+
+        class _Val(keras.callbacks.Callback):
+            def on_epoch_end(self, epoch, logs=None):  # type: ignore[no-untyped-def]
+                log.info("epoch %d: %s", epoch + 1, validation_metrics(self.model, val))
+
+        callbacks.append(_Val())
+    x = normalise(train.x, LANE_INPUT)
+    hist = model.fit(
+        x, _targets(train), batch_size=batch_size, epochs=epochs, shuffle=True,
+        verbose=2 if progress else 0, callbacks=callbacks,
+    )
+    del tf
+    return model, hist.history
+
+
+def train_lane(out_dir: Path, *, seed: int = 0, samples: int = 48000, epochs: int = 6, progress: bool = False) -> LaneMetrics:
+    """Generate data, train, and save ``lane.keras`` + ``train_metrics.json`` in ``out_dir``.
+
+    Args:
+        out_dir: output folder (created).
+        seed: Keras/TF/NumPy seed for weight init and shuffling.
+        samples: number of training scenes (seeds ``0 .. samples-1``).
+        epochs: passes over the data.
+        progress: show progress bars / per-epoch logs.
+    """
+    if samples > VAL_SEED_BASE:
+        raise ValueError("samples would overlap the validation / held-out seed ranges")
+    assert VAL_SEED_BASE < HELDOUT_SEED_BASE
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    train = generate(0, samples, progress=progress)
+    val = generate(VAL_SEED_BASE, max(64, min(2000, samples // 10)))
+    t0 = time.monotonic()
+    model, _ = train_on_data(train, val, seed=seed, epochs=epochs, progress=progress)
+    secs = time.monotonic() - t0
+    model.save(out_dir / "lane.keras")
+    m = validation_metrics(model, val)
+    metrics = LaneMetrics(samples=samples, epochs=epochs, train_seconds=secs, **m)
+    (out_dir / "train_metrics.json").write_text(json.dumps(metrics.to_dict(), indent=2))
+    return metrics
