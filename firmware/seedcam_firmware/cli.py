@@ -41,6 +41,11 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--pty-link", help="with --link pty: also create this stable symlink to the pty")
     run.add_argument("--tasks", help="comma-separated tasks to enable, e.g. lane")
     run.add_argument("--lane-precision", dest="models.lane_precision", choices=("int8", "float32"))
+    run.add_argument(
+        "--persist-config",
+        action="store_true",
+        help="write config changes made by the host back into --config (rewrites the file)",
+    )
     run.add_argument("--log-level", default="warning", choices=("debug", "info", "warning", "error"))
     check = commands.add_parser("check-config", help="validate a config file and print it resolved")
     check.add_argument("config", type=Path)
@@ -63,7 +68,7 @@ def _run(args: argparse.Namespace) -> int:
     from seedcam_firmware.daemon import Daemon
 
     config = load_config(args.config, _overrides(args))
-    daemon = Daemon(config, config_path=args.config)
+    daemon = Daemon(config, config_path=args.config if args.persist_config else None)
     signal.signal(signal.SIGTERM, lambda *_: daemon.request_stop())
     signal.signal(signal.SIGINT, lambda *_: daemon.request_stop())
     daemon.start()

@@ -49,7 +49,8 @@ class Daemon:
 
     Args:
         config: the validated configuration.
-        config_path: where config changes from the host are persisted (None: not persisted).
+        config_path: where config changes from the host are persisted, rewriting the
+            file atomically (None: changes last until the firmware stops).
 
     Raises (from start):
         ModelError: an enabled task's model is missing or does not load.
@@ -171,8 +172,8 @@ class Daemon:
             board=BOARD,
             tasks_enabled=self._tasks.enabled if self._tasks else (),
             camera=cfg.camera.source,
-            frame_width=cfg.camera.width,
-            frame_height=cfg.camera.height,
+            frame_width=self._camera.size[0] if self._camera else cfg.camera.width,
+            frame_height=self._camera.size[1] if self._camera else cfg.camera.height,
             uptime_s=time.monotonic() - self._started,
         )
 
