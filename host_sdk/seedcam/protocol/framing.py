@@ -116,10 +116,14 @@ def encode_frame(frame: Frame) -> bytes:
     """Encode one frame, delimiter included.
 
     Raises:
-        ValueError: sequence number or channel out of range.
+        ValueError: sequence number, channel, flags or version out of range.
     """
     if not 0 <= frame.seq < _SEQ_MODULO:
         raise ValueError(f"sequence number {frame.seq} out of range 0..65535")
+    if frame.channel not in Channel.__members__.values():
+        raise ValueError(f"unknown channel {frame.channel!r}")
+    if not 0 <= int(frame.flags) <= 0xFF or not 0 <= frame.version <= 0xFF:
+        raise ValueError(f"flags {int(frame.flags)} or version {frame.version} out of range 0..255")
     body = _HEADER.pack(frame.version, int(frame.channel), int(frame.flags), frame.seq) + frame.payload
     return cobs.encode(body + _CRC.pack(zlib.crc32(body))) + DELIMITER
 
