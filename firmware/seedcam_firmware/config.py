@@ -124,6 +124,11 @@ class CameraConfig(_Section):
         is_path=True,
         doc="video file (source=video) or image folder (source=folder)",
     )
+    scene: str = setting(
+        "",
+        is_path=True,
+        doc="synthetic source: a scene TOML file rendered on every frame; empty = a wandering drive",
+    )
     width: int = setting(320, lo=16, hi=4096, doc="frame width in pixels")
     height: int = setting(240, lo=16, hi=4096, doc="frame height in pixels")
     fps: float = setting(

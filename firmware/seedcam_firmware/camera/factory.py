@@ -169,6 +169,10 @@ def open_camera(cfg: CameraConfig) -> CameraSource:
         from seedcam_firmware.camera.synthetic import SyntheticCamera
 
         kwargs: dict[str, object] = {"seed": cfg.seed, "size": size}
+        if cfg.scene:
+            from seedcam_firmware.scene.scripted import load_scene_file
+
+            kwargs["scripted"] = load_scene_file(cfg.scene)
         if cfg.fps > 0:
             kwargs["fps"] = cfg.fps
         cam: CameraSource = SyntheticCamera(**kwargs)  # type: ignore[arg-type]
