@@ -1,0 +1,98 @@
+"""The lane task: preprocess → lane model → metric lane state."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from seedcam.types import LaneState, LaneStatus, ModelInfo
+
+from seedcam_firmware import __version__
+from seedcam_firmware.config import FirmwareConfig
+from seedcam_firmware.inference.lane import decode_lane
+from seedcam_firmware.inference.manifest import ModelManifest, load_manifest
+from seedcam_firmware.inference.preprocess import preprocess
+from seedcam_firmware.inference.runtime import Model
+from seedcam_firmware.tasks.base import TaskOutput
+
+__all__ = ["LaneTask", "load_lane_task"]
+
+_STATUS = {"ok": LaneStatus.OK, "one_line": LaneStatus.ONE_LINE, "lost": LaneStatus.LOST}
+
+
+def _us_since(start: float) -> int:
+    return int((time.perf_counter() - start) * 1e6)
+
+
+class LaneTask:
+    """Runs a lane bundle on frames.
+
+    Raises (constructor):
+        ModelError: the model file is missing, not TFLite, or disagrees with its manifest.
+    """
+
+    name = "lane"
+
+    def __init__(self, manifest: ModelManifest, *, num_threads: int = 2, delegate: str | None = None) -> None:
+        self.manifest = manifest
+        self._model = Model(
+            manifest.file,
+            input_shape=manifest.input_shape,
+            outputs=manifest.outputs,
+            num_threads=num_threads,
+            delegate=delegate,
+        )
+        self.model = ModelInfo(
+            id=f"{manifest.name}-{manifest.precision}@{manifest.version}",
+            name=manifest.name,
+            version=manifest.version,
+            task=manifest.task,
+            precision=manifest.precision,
+            sha256=manifest.sha256,
+            active=False,
+            input_shape=tuple(manifest.input_shape),
+            size_bytes=manifest.file.stat().st_size,
+        )
+
+    def run(self, image: np.ndarray) -> TaskOutput:
+        start = time.perf_counter()
+        tensor = preprocess(image, self.manifest.input)
+        preprocessed = time.perf_counter()
+        outputs = self._model.invoke(tensor)
+        invoked = time.perf_counter()
+        estimate = decode_lane(outputs, self.manifest)
+        lane = LaneState(
+            status=_STATUS[estimate.status],
+            offset_m=estimate.offset_m,
+            heading_rad=estimate.heading_rad,
+            curvature_per_m=estimate.curvature_per_m,
+            offset_confidence=estimate.offset_confidence,
+            heading_confidence=estimate.heading_confidence,
+            curvature_confidence=estimate.curvature_confidence,
+            lane_width_m=estimate.lane_width_m,
+            reference_forward_m=0.0,
+        )
+        return TaskOutput(
+            lane=lane,
+            timings_us={
+                "lane:preprocess": int((preprocessed - start) * 1e6),
+                "lane:invoke": int((invoked - preprocessed) * 1e6),
+                "lane:decode": _us_since(invoked),
+            },
+        )
+
+    def close(self) -> None:
+        """Nothing to release beyond what garbage collection frees."""
+
+
+def load_lane_task(config: FirmwareConfig) -> LaneTask:
+    """Load the lane bundle named by ``models.lane`` at ``models.lane_precision``.
+
+    Raises:
+        BundleError: the manifest is missing or invalid, or the file's sha256 differs.
+        ModelError: the model does not load or disagrees with its manifest.
+    """
+    manifest = load_manifest(config.models.manifest_path("lane"), precision=config.models.lane_precision)
+    manifest.check_firmware(__version__)
+    return LaneTask(manifest, num_threads=config.runtime.num_threads, delegate=config.runtime.delegate or None)

@@ -1,0 +1,131 @@
+"""``seedcam-tools``: generate code, train, evaluate and benchmark seedcam models.
+
+Exit codes: 0 success, 1 user error or failed check, 2 internal failure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from pathlib import Path
+
+from seedcam.errors import SensorError
+
+__all__ = ["main"]
+
+EXIT_OK, EXIT_USER, EXIT_FAIL = 0, 1, 2
+
+
+def find_repo_root(start: Path | None = None) -> Path:
+    """The nearest folder above ``start`` holding ``proto/seedcam``.
+
+    Raises:
+        ValueError: not inside a seedcam checkout.
+    """
+    here = (start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        if (folder / "proto" / "seedcam").is_dir():
+            return folder
+    raise ValueError(f"{here} is not inside a seedcam checkout (no proto/seedcam above it)")
+
+
+def cmd_proto(args: argparse.Namespace) -> int:
+    from seedcam_tools.protogen import stale_files, write_generated
+
+    root = find_repo_root()
+    if args.check:
+        stale = stale_files(root)
+        for path in stale:
+            print(f"stale: {path}")
+        return EXIT_USER if stale else EXIT_OK
+    for path in write_generated(root):
+        print(f"wrote {path}")
+    return EXIT_OK
+
+
+def cmd_train_lane(args: argparse.Namespace) -> int:
+    from seedcam_tools.train_lane import train_lane
+
+    metrics = train_lane(args.out, seed=args.seed, samples=args.samples, epochs=args.epochs, progress=not args.quiet)
+    print(json.dumps(_plain(metrics), indent=2))
+    return EXIT_OK
+
+
+def cmd_eval_lane(args: argparse.Namespace) -> int:
+    from seedcam_tools.evaluate import evaluate_lane
+
+    report = evaluate_lane(args.model, precision=args.precision, seed=args.seed, samples=args.samples)
+    print(json.dumps(_plain(report), indent=2))
+    return EXIT_OK
+
+
+def cmd_bench_pipeline(args: argparse.Namespace) -> int:
+    from seedcam_tools.bench_pipeline import format_table, run_pipeline_benchmark
+
+    report = run_pipeline_benchmark(seconds=args.seconds, fps=args.fps, out_json=args.json, progress=not args.quiet)
+    print(format_table(report))
+    if args.json:
+        print(f"wrote {args.json}")
+    return EXIT_OK
+
+
+def _plain(value: object) -> object:
+    import dataclasses
+
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    return value
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="seedcam-tools", description="seedcam model and protocol tools")
+    parser.add_argument("-v", "--verbose", action="store_true")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    proto = commands.add_parser("proto", help="regenerate the committed protobuf code")
+    proto.add_argument("--check", action="store_true", help="only report stale files (exit 1 if any)")
+    proto.set_defaults(func=cmd_proto)
+
+    train = commands.add_parser("train-lane", help="generate scenes, train, convert, quantize and bundle the lane model")
+    train.add_argument("--out", type=Path, default=Path("models/lane"), help="bundle folder (default models/lane)")
+    train.add_argument("--seed", type=int, default=0)
+    train.add_argument("--samples", type=int, default=48000, help="training scenes")
+    train.add_argument("--epochs", type=int, default=6)
+    train.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
+    train.set_defaults(func=cmd_train_lane)
+
+    evaluate = commands.add_parser("eval-lane", help="accuracy of a lane bundle on freshly generated held-out scenes")
+    evaluate.add_argument("--model", type=Path, default=Path("models/lane"), help="bundle folder or manifest")
+    evaluate.add_argument("--precision", choices=("int8", "float32"), default="int8")
+    evaluate.add_argument("--seed", type=int, default=None, help="held-out seed (default: the documented one)")
+    evaluate.add_argument("--samples", type=int, default=1000)
+    evaluate.set_defaults(func=cmd_eval_lane)
+
+    bench = commands.add_parser("bench", help="benchmarks")
+    which = bench.add_subparsers(dest="bench", required=True)
+    pipeline = which.add_parser("pipeline", help="glue overhead, latency, frame size, host decode rate")
+    pipeline.add_argument("--seconds", type=float, default=10.0)
+    pipeline.add_argument("--fps", type=float, default=30.0)
+    pipeline.add_argument("--json", type=Path, default=Path("bench-pipeline.json"))
+    pipeline.add_argument("-q", "--quiet", action="store_true")
+    pipeline.set_defaults(func=cmd_bench_pipeline)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point; returns the exit code."""
+    args = _parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING)
+    try:
+        return args.func(args)
+    except (ValueError, SensorError, OSError) as exc:
+        print(f"seedcam-tools: error: {exc}", file=sys.stderr)
+        return EXIT_USER
+    except KeyboardInterrupt:
+        return EXIT_FAIL
+
+
+if __name__ == "__main__":
+    sys.exit(main())
