@@ -58,7 +58,7 @@ class LinkServer:
         reopen_interval: float = 0.5,
         transport_options: dict[str, object] | None = None,
     ) -> None:
-        self.url = url
+        self.url = "pty://" if url == "pty" else url
         self._handler = handler
         self._on_connect = on_connect
         self._write_timeout = write_timeout
@@ -70,7 +70,7 @@ class LinkServer:
         self._stop = threading.Event()
         self.frames_dropped = 0
         self.undecodable_requests = 0
-        self._transport: Transport | None = open_transport(url, **self._options)
+        self._transport: Transport | None = open_transport(self.url, **self._options)
         self._thread = threading.Thread(target=self._serve, name="seedcam-link", daemon=True)
 
     @property
