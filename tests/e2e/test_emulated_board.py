@@ -1,0 +1,172 @@
+"""End to end: the real firmware process on a pty, driven through the public SDK."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+import seedcam
+from seedcam.transport import open_transport
+
+from corrupting_proxy import CorruptingProxy
+
+from conftest import MODELS, run_firmware_cli
+
+pytestmark = pytest.mark.e2e
+
+LANE_INT8 = MODELS / "lane" / "lane_int8.tflite"
+needs_lane_model = pytest.mark.skipif(not LANE_INT8.exists(), reason="the lane model is not shipped yet")
+
+
+def write_scene(path: Path, offset_m: float, heading_rad: float, curvature_per_m: float) -> Path:
+    path.write_text(
+        f"offset_m = {offset_m}\nheading_rad = {heading_rad}\ncurvature_per_m = {curvature_per_m}\n"
+        "lane_width_m = 0.45\nnoise_sigma = 0.01\n"
+    )
+    return path
+
+
+def wait_until(condition, timeout: float, what: str) -> None:  # noqa: ANN001
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(0.02)  # polling a condition with a deadline
+
+
+@needs_lane_model
+@pytest.mark.parametrize(
+    ("offset_m", "heading_rad", "curvature_per_m"),
+    [(0.05, -0.06, 0.2), (-0.08, 0.10, -0.4)],
+)
+def test_lane_matches_scene_truth_with_shipped_int8(
+    firmware_factory, tmp_path: Path, offset_m: float, heading_rad: float, curvature_per_m: float
+) -> None:
+    scene = write_scene(tmp_path / "scene.toml", offset_m, heading_rad, curvature_per_m)
+    config = tmp_path / "fw.toml"
+    config.write_text(f'[camera]\nsource = "synthetic"\nscene = "{scene}"\nfps = 15\n')
+    fw = firmware_factory("--config", str(config))
+    with seedcam.open(fw.link, timeout=10) as sensor:
+        lane_models = [m for m in sensor.models() if m.task == "lane" and m.active]
+        assert len(lane_models) == 1
+        assert lane_models[0].precision == "int8"
+        assert lane_models[0].sha256 == hashlib.sha256(LANE_INT8.read_bytes()).hexdigest()
+        results = [sensor.recv(timeout=10) for _ in range(8)]
+    assert all(r is not None for r in results)
+    for result in results:
+        assert lane_models[0].id in result.model_ids
+        lane = result.lane
+        assert lane is not None and lane.status is seedcam.LaneStatus.OK
+        assert abs(lane.offset_m - offset_m) <= 0.03, (lane, offset_m)
+        assert abs(math.degrees(lane.heading_rad - heading_rad)) <= 3.0, (lane, heading_rad)
+
+
+@needs_lane_model
+def test_host_script_survives_firmware_restart_and_learns_of_the_reboot(firmware_factory) -> None:
+    first = firmware_factory("--fps", "20")
+    received: list[seedcam.Result] = []
+    events: list[seedcam.ReconnectEvent] = []
+    stop = threading.Event()
+
+    with seedcam.open(first.link, timeout=10) as sensor:
+        boot_before = sensor.device_info.boot_id
+        sensor.on_reconnect(events.append)
+
+        def iterate() -> None:  # what a user's script does: just iterate
+            for result in sensor.results():
+                received.append(result)
+                if stop.is_set():
+                    return
+
+        reader = threading.Thread(target=iterate, daemon=True)
+        reader.start()
+        wait_until(lambda: len(received) >= 5, 20, "results before the kill")
+        first.kill()
+        count_at_kill = len(received)
+        second = firmware_factory("--fps", "20")
+        wait_until(lambda: events and len(received) >= count_at_kill + 5, 30, "results after the restart")
+        stop.set()
+        reader.join(10)
+        assert sensor.device_info.boot_id != boot_before
+        assert sensor.stats.device_reboots == 1
+    assert events[0].device_rebooted
+    assert events[0].old_boot_id == boot_before
+    assert reader.is_alive() is False
+    second.terminate()
+
+
+@needs_lane_model
+def test_corrupted_frames_are_counted_and_never_break_either_side(firmware_factory) -> None:
+    fw = firmware_factory("--fps", "30")
+    device_side = open_transport(fw.link)
+    proxy_end = open_transport("pair://corrupting-proxy")  # the Sensor opens the other end by the same name
+    proxy = CorruptingProxy(
+        device_side,
+        proxy_end,
+        to_host=lambda i: "flip" if i % 7 == 3 else ("garbage" if i % 11 == 5 else None),
+        to_device=lambda i: "flip" if i % 3 == 2 else None,
+    )
+    try:
+        with seedcam.open("pair://corrupting-proxy", timeout=3, reconnect=False) as sensor:
+            wait_until(lambda: sensor.stats.results_received >= 60, 30, "60 results through the proxy")
+            pings_ok = pings_lost = 0
+            for _ in range(9):
+                try:
+                    sensor.ping(b"x" * 32, timeout=1.0)
+                    pings_ok += 1
+                except seedcam.SensorTimeout:
+                    pings_lost += 1
+            assert pings_lost == proxy.to_device.damaged == 3 and pings_ok == 6
+            # Quiesce: stop damaging, then wait until the host has every byte the proxy sent.
+            proxy.to_host.enabled.clear()
+            damaged = proxy.to_host.damaged
+            wait_until(lambda: sensor.stats.link.bytes_rx == proxy.to_host.bytes_out, 10, "the host to drain")
+            link = sensor.stats.link
+            assert damaged >= 10
+            assert link.corrupted == damaged
+            assert link.frames_rx == proxy.to_host.intact
+            # The device counted every damaged request, and still answers.
+            health_seen = threading.Event()
+            sensor.on_health(lambda h: health_seen.set() if h.link.corrupted >= 3 else None)
+            assert health_seen.wait(5)
+            assert sensor.health.link.corrupted == proxy.to_device.damaged
+            assert sensor.info().serial_number
+    finally:
+        proxy.close()
+        device_side.close()
+        proxy_end.close()
+    assert fw.proc.poll() is None, "the firmware must survive corrupted input"
+
+
+def test_unknown_config_key_is_one_clear_line(tmp_path: Path) -> None:
+    config = tmp_path / "fw.toml"
+    config.write_text("[camera]\nfsp = 30\n")
+    done = run_firmware_cli("run", "--config", str(config), "--link", "pty", cwd=tmp_path)
+    assert done.returncode == 1
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "camera.fsp" in lines[0] and str(config) in lines[0]
+    assert "Traceback" not in done.stderr
+
+
+def test_missing_model_is_one_clear_line(tmp_path: Path) -> None:
+    config = tmp_path / "fw.toml"
+    (tmp_path / "empty").mkdir()
+    config.write_text(f'[models]\ndir = "{tmp_path / "empty"}"\n[tasks]\nenabled = ["lane"]\n')
+    done = run_firmware_cli("run", "--config", str(config), "--link", "pty", cwd=tmp_path)
+    assert done.returncode == 1
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "manifest" in lines[0] and "Traceback" not in done.stderr
+
+
+def test_missing_camera_is_one_clear_line(tmp_path: Path) -> None:
+    done = run_firmware_cli(
+        "run", "--camera", "v4l2", "--camera-device", "/dev/video97", "--tasks", "", "--link", "pty", cwd=tmp_path
+    )
+    assert done.returncode == 1
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "/dev/video97" in lines[0] and "Traceback" not in done.stderr
