@@ -1,0 +1,75 @@
+"""A camera that renders synthetic road scenes: a smooth drive, or one scripted scene."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+
+import numpy as np
+
+from ..errors import CameraError
+from ..scene import CameraModel, SceneSpec, SyntheticDrive, render
+from .base import CameraSource, Frame
+
+__all__ = ["SyntheticCamera"]
+
+log = logging.getLogger(__name__)
+
+
+class SyntheticCamera(CameraSource):
+    """Frames of a :class:`~seedcam_firmware.scene.SyntheticDrive`, paced to ``fps``.
+
+    Each frame's ``truth`` is the :class:`~seedcam_firmware.scene.SceneTruth`.
+    The drive advances by ``1 / fps`` per frame (simulated time), so the scene
+    sequence is deterministic given ``seed`` whatever the reader's timing.
+
+    Args:
+        fps: frame rate; ``read`` sleeps until the next frame time.
+        seed: seed of the drive (and of the sensor noise).
+        size: (width, height) in pixels.
+        scripted: when given, every frame renders this scene (fresh noise each frame).
+    """
+
+    def __init__(self, *, fps: float = 30.0, seed: int = 0, size: tuple[int, int] = (320, 240), scripted: SceneSpec | None = None) -> None:
+        if fps <= 0:
+            raise ValueError("fps must be > 0")
+        self.size = (int(size[0]), int(size[1]))
+        self._camera = CameraModel(width=self.size[0], height=self.size[1])
+        self._period_ns = int(round(1e9 / fps))
+        self._drive = SyntheticDrive(seed)
+        self._scripted = scripted
+        self._noise = np.random.default_rng(seed + 0x5EED)
+        self._next_ns: int | None = None
+        self._frame_id = 0
+        self._closed = threading.Event()
+
+    def read(self, timeout: float) -> Frame:
+        """Wait for the next frame time (at most ``timeout`` s) and render the frame.
+
+        Raises:
+            CameraError: the camera is closed, or the next frame is due later than
+                ``timeout`` from now.
+        """
+        if self._closed.is_set():
+            raise CameraError("synthetic camera is closed")
+        now = time.monotonic_ns()
+        if self._next_ns is None:
+            self._next_ns = now
+        wait_s = (self._next_ns - now) / 1e9
+        if wait_s > timeout:
+            raise CameraError(f"no frame within {timeout:.3f} s (next frame in {wait_s:.3f} s)")
+        if wait_s > 0 and self._closed.wait(wait_s):
+            raise CameraError("synthetic camera is closed")
+        # never let the schedule run ahead of a slow reader by more than one frame
+        self._next_ns = max(self._next_ns + self._period_ns, time.monotonic_ns())
+        spec = self._scripted if self._scripted is not None else self._drive.step(self._period_ns / 1e9)
+        stamp_us = time.monotonic_ns() // 1000  # the "exposure" starts when rendering does
+        image, truth = render(spec, self._camera, rng=self._noise)
+        frame = Frame(self._frame_id, stamp_us, image, truth)
+        self._frame_id += 1
+        return frame
+
+    def close(self) -> None:
+        """Stop the camera; later reads raise :class:`CameraError`. Idempotent."""
+        self._closed.set()

@@ -1,0 +1,90 @@
+"""Evaluate a lane TFLite bundle on freshly rendered held-out scenes.
+
+Held-out scenes use seeds from :data:`~seedcam_tools.lanedata.HELDOUT_SEED_BASE`
+(10_000_000) upwards; ``seed`` picks an offset into that range. The whole
+firmware path is exercised: render -> :func:`preprocess` -> :class:`Model` ->
+:func:`decode_lane`.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from seedcam_firmware.inference.lane import decode_lane
+from seedcam_firmware.inference.manifest import load_manifest
+from seedcam_firmware.inference.preprocess import preprocess
+from seedcam_firmware.inference.runtime import Model
+from seedcam_firmware.scene import random_scene, render
+
+from .lanedata import HELDOUT_SEED_BASE
+
+__all__ = ["evaluate_lane"]
+
+
+def evaluate_lane(model_path: str | Path, *, seed: int = 0, samples: int = 1000, num_threads: int = 1) -> dict[str, Any]:
+    """Accuracy of one ``.tflite`` of a bundle (its ``manifest.json`` must sit beside it).
+
+    Args:
+        model_path: ``lane_int8.tflite`` or ``lane_f32.tflite`` in a bundle folder.
+        seed: offset into the held-out seed range (scene k uses seed
+            ``HELDOUT_SEED_BASE + seed * 1_000_000 + k``).
+        samples: number of scenes.
+
+    Returns:
+        Dict with offset/heading/curvature/width MAE on scenes with both lines
+        visible (``ok_*``), status accuracy on all scenes, p95 errors, and the
+        median invoke time in ms.
+    """
+    path = Path(model_path)
+    man_json = path.parent / "manifest.json"
+    manifest = None
+    for prec in ("int8", "float32"):
+        m = load_manifest(man_json, precision=prec)
+        if m.file.name == path.name:
+            manifest = m
+    if manifest is None:
+        raise ValueError(f"{path.name} is not listed in {man_json}")
+    model = Model(manifest.file, input_shape=manifest.input_shape, outputs=manifest.outputs, num_threads=num_threads)
+    base = HELDOUT_SEED_BASE + seed * 1_000_000
+    errs, status_ok, times = [], 0, []
+    for k in range(samples):
+        spec = random_scene(np.random.default_rng(base + k))
+        image, truth = render(spec)
+        x = preprocess(image, manifest)
+        t0 = time.perf_counter()
+        out = model.invoke(x)
+        times.append(time.perf_counter() - t0)
+        est = decode_lane(out, manifest)
+        lane = truth.lane
+        status_ok += int(est.status == lane.status)
+        if lane.status == "ok":
+            errs.append(
+                [
+                    est.offset_m - lane.offset_m,
+                    est.heading_rad - lane.heading_rad,
+                    est.curvature_per_m - lane.curvature_per_m,
+                    est.lane_width_m - lane.lane_width_m,
+                ]
+            )
+    e = np.abs(np.asarray(errs))
+    return {
+        "model": path.name,
+        "precision": manifest.precision,
+        "samples": samples,
+        "ok_samples": int(len(e)),
+        "seed": seed,
+        "offset_mae_m": float(e[:, 0].mean()),
+        "heading_mae_rad": float(e[:, 1].mean()),
+        "heading_mae_deg": float(math.degrees(e[:, 1].mean())),
+        "curvature_mae_per_m": float(e[:, 2].mean()),
+        "width_mae_m": float(e[:, 3].mean()),
+        "offset_p95_m": float(np.percentile(e[:, 0], 95)),
+        "heading_p95_deg": float(math.degrees(np.percentile(e[:, 1], 95))),
+        "status_accuracy": status_ok / samples,
+        "invoke_ms_median": 1000.0 * float(np.median(times)),
+    }

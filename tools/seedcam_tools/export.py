@@ -1,0 +1,150 @@
+"""Convert a trained Keras lane model to float32 and full-integer INT8 TFLite bundles."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from seedcam_firmware import __version__ as FIRMWARE_VERSION
+from seedcam_firmware.inference.manifest import sha256_file
+from seedcam_firmware.inference.preprocess import normalise
+from seedcam_firmware.inference.runtime import Model
+from seedcam_firmware.scene import DEFAULT_CAMERA
+
+from .lanedata import LANE_INPUT, MASK_SIZE, SCALES
+
+__all__ = ["to_tflite", "check_float_conversion", "write_lane_bundle", "LANE_OUTPUTS"]
+
+log = logging.getLogger(__name__)
+
+LANE_OUTPUTS = {"mask": (1, *MASK_SIZE, 2), "lane_state": (1, 4), "presence": (1, 2)}
+
+
+def _converter(model: Any, workdir: Path) -> Any:
+    """A converter for a SavedModel with one static-batch-1 ``serving_default`` endpoint."""
+    import keras
+    import tensorflow as tf
+
+    archive = keras.export.ExportArchive()
+    archive.track(model)
+
+    def serve(image: Any) -> dict[str, Any]:
+        out = model(image, training=False)
+        return {k: out[k] for k in LANE_OUTPUTS}
+
+    archive.add_endpoint("serving_default", serve, input_signature=[tf.TensorSpec(LANE_INPUT.shape, tf.float32, name="image")])
+    saved = workdir / "saved_model"
+    archive.write_out(str(saved), verbose=False)
+    return tf.lite.TFLiteConverter.from_saved_model(str(saved), signature_keys=["serving_default"])
+
+
+def to_tflite(model: Any, out_path: Path, *, int8: bool, representative: np.ndarray | None = None) -> bytes:
+    """Convert with static batch 1; INT8 is full-integer (uint8 input, int8 outputs).
+
+    Args:
+        model: the Keras model.
+        out_path: where to write the ``.tflite``.
+        int8: quantize fully to integers.
+        representative: uint8 model pixels (N x H x W x 3) from TRAINING scenes,
+            required for ``int8``.
+    """
+    import tempfile
+
+    import tensorflow as tf
+
+    tmp = tempfile.TemporaryDirectory(prefix="seedcam-export-")
+    conv = _converter(model, Path(tmp.name))
+    if int8:
+        if representative is None:
+            raise ValueError("int8 conversion needs representative data")
+        rep = normalise(representative, LANE_INPUT)
+
+        def gen() -> Iterator[list[np.ndarray]]:
+            for i in range(len(rep)):
+                yield [rep[i : i + 1]]
+
+        conv.optimizations = [tf.lite.Optimize.DEFAULT]
+        conv.representative_dataset = gen
+        conv.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
+        conv.inference_input_type = tf.uint8
+        conv.inference_output_type = tf.int8
+    try:
+        blob = conv.convert()
+    finally:
+        tmp.cleanup()
+    Path(out_path).write_bytes(blob)
+    return blob
+
+
+def check_float_conversion(model: Any, tflite_path: Path, pixels: np.ndarray) -> float:
+    """Max |tflite - keras| / max |keras| over all outputs and the given inputs."""
+    tfl = Model(tflite_path, input_shape=LANE_INPUT.shape, outputs=LANE_OUTPUTS, num_threads=1)
+    x = normalise(pixels, LANE_INPUT)
+    ref = model.predict(x, batch_size=len(x), verbose=0)
+    worst_diff, worst_ref = 0.0, 0.0
+    for i in range(len(x)):
+        got = tfl.invoke(x[i : i + 1])
+        for k in LANE_OUTPUTS:
+            worst_diff = max(worst_diff, float(np.abs(got[k] - ref[k][i : i + 1]).max()))
+            worst_ref = max(worst_ref, float(np.abs(ref[k][i]).max()))
+    return worst_diff / max(worst_ref, 1e-12)
+
+
+def write_lane_bundle(out_dir: Path, model: Any, representative: np.ndarray, check_pixels: np.ndarray, golden_pixels: np.ndarray, *, version: str = "1.0.0") -> dict[str, Any]:
+    """Write ``lane_f32.tflite``, ``lane_int8.tflite``, goldens and ``manifest.json``.
+
+    Returns:
+        Export facts (sizes, float conversion check) for ``metrics.json``.
+
+    Raises:
+        RuntimeError: the float TFLite deviates from Keras by more than 1e-5 relative.
+    """
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    f32, i8 = out_dir / "lane_f32.tflite", out_dir / "lane_int8.tflite"
+    to_tflite(model, f32, int8=False)
+    rel = check_float_conversion(model, f32, check_pixels)
+    if rel > 1e-5:
+        raise RuntimeError(f"float TFLite deviates from Keras: max rel diff {rel:.3g} > 1e-5")
+    to_tflite(model, i8, int8=True, representative=representative)
+    golden = normalise(golden_pixels[None], LANE_INPUT)
+    np.save(out_dir / "golden_input.npy", golden)
+    for prec, path in (("float32", f32), ("int8", i8)):
+        out = Model(path, input_shape=LANE_INPUT.shape, outputs=LANE_OUTPUTS, num_threads=1).invoke(golden)
+        np.savez(out_dir / f"golden_output_{'f32' if prec == 'float32' else 'int8'}.npz", **out)
+    manifest = {
+        "schema": 1,
+        "id": f"lane-v{version.split('.')[0]}",
+        "name": "seedcam lane state (synthetic-trained CNN)",
+        "version": version,
+        "task": "lane",
+        "min_firmware_version": FIRMWARE_VERSION,
+        "default_precision": "int8",
+        "files": {
+            "int8": {"file": i8.name, "sha256": sha256_file(i8), "golden_output": "golden_output_int8.npz"},
+            "float32": {"file": f32.name, "sha256": sha256_file(f32), "golden_output": "golden_output_f32.npz"},
+        },
+        "golden_input": "golden_input.npy",
+        "input": {**LANE_INPUT.to_dict(), "dtype": "float32", "note": "int8 file takes uint8 = round(x * 255)"},
+        "outputs": {k: list(v) for k, v in LANE_OUTPUTS.items()},
+        "decoder": {
+            "state_order": ["offset_m", "heading_rad", "curvature_per_m", "lane_width_m"],
+            "state_centre": list(SCALES["centre"]),
+            "state_scale": list(SCALES["scale"]),
+            "presence_threshold": 0.5,
+            "mask_channels": ["left_line", "right_line"],
+            "reference": "floor point directly below the camera; REP-103 (+y left)",
+        },
+        "camera": DEFAULT_CAMERA.to_dict(),
+    }
+    (out_dir / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    return {
+        "float_conversion_max_rel_diff": rel,
+        "float_conversion_inputs": int(len(check_pixels)),
+        "size_bytes": {"float32": f32.stat().st_size, "int8": i8.stat().st_size},
+    }
