@@ -207,7 +207,10 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None, out: TextIO | None = None) -> int:
     """Run the CLI; returns the exit code (never raises for device or user errors)."""
     out = out or sys.stdout
-    args = _parser().parse_args(argv)
+    try:
+        args = _parser().parse_args(argv)
+    except SystemExit as exc:  # argparse exits 2 on a usage error; here 2 means a device error
+        return EXIT_OK if exc.code in (0, None) else EXIT_USER
     command: Callable[[argparse.Namespace, TextIO], int] = args.func
     try:
         return command(args, out)

@@ -481,6 +481,7 @@ class Sensor:
             self._device_info = info
             lost_at, self._lost_at = self._lost_at, None
             old_boot = self._boot_id_before_loss or (previous.boot_id if previous else "")
+            self._boot_id_before_loss = ""  # consumed: a later reboot must not report this stale id
         if lost_at is None and (previous is None or previous.boot_id == info.boot_id):
             return
         rebooted = bool(old_boot) and old_boot != info.boot_id
