@@ -512,6 +512,8 @@ class Sensor:
         except ProtocolError as exc:
             self._counts["undecodable"] += 1
             log.debug("dropped %s frame: %s", frame.channel.name, exc)
+            if frame.channel == Channel.CONTROL:
+                self._fail_call(frame.seq, exc)
 
     def _on_result(self, result: Result) -> None:
         with self._state:
@@ -546,6 +548,13 @@ class Sensor:
             self._notify(self._health_callbacks, health)
         elif kind == "hello":
             self._observe_device(codec.device_info_from_pb(event.hello.device))
+
+    def _fail_call(self, seq: int, error: SensorError) -> None:
+        with self._state:
+            pending = self._pending.pop(seq, None)
+        if pending is not None:
+            pending.error = error
+            pending.event.set()
 
     def _fail_pending(self, error: SensorError) -> None:
         for pending in self._pending.values():
