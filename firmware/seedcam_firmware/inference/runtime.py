@@ -57,6 +57,8 @@ def load_interpreter(model_path: str | Path, *, num_threads: int = 2, delegate: 
     mod = _interpreter_module()
     delegates = []
     if delegate is not None:
+        if "/" in delegate and not Path(delegate).is_file():
+            raise ModelError(f"cannot load delegate {delegate!r}: no such file")
         try:
             delegates.append(mod.load_delegate(delegate))
         except (ValueError, OSError, RuntimeError) as exc:
