@@ -120,16 +120,22 @@ def _draw_objects(img: np.ndarray, spec: SceneSpec, camera: CameraModel) -> tupl
         # the pole, from the bottom of the face to the floor
         base, _ = camera.project(np.array([[obj.forward_m, obj.left_m, 0.0], [obj.forward_m, obj.left_m, oz - oh / 2]]))
         thick = max(1, int(round(0.008 * camera.focal_px / obj.forward_m)))
-        pole = img.copy()
-        cv2.line(pole, tuple(int(round(v)) for v in base[0]), tuple(int(round(v)) for v in base[1]), (0.45, 0.45, 0.45), thick, cv2.LINE_AA)
-        img[:] = pole
+        p0 = tuple(int(round(v)) for v in np.clip(base[0], -1e4, 1e4))
+        p1 = tuple(int(round(v)) for v in np.clip(base[1], -1e4, 1e4))
+        cv2.line(img, p0, p1, (0.45, 0.45, 0.45), thick, cv2.LINE_AA)
         face, alpha = object_face(obj.kind, obj.text)
         fh, fw = alpha.shape
+        # warp only into the box's region of interest
+        ix0, iy0 = int(np.floor(bx0)), int(np.floor(by0))
+        ix1, iy1 = int(np.ceil(bx1)) + 1, int(np.ceil(by1)) + 1
         src = np.array([[0, 0], [fw, 0], [fw, fh], [0, fh]], np.float32) - 0.5
-        m = cv2.getPerspectiveTransform(src, (uv + 0.0).astype(np.float32))
-        warped = cv2.warpPerspective(face, m, (w, h), flags=cv2.INTER_LINEAR).astype(np.float32) / 255.0
-        a = cv2.warpPerspective(alpha, m, (w, h), flags=cv2.INTER_LINEAR).astype(np.float32)[..., None] / 255.0
-        img[:] = img * (1.0 - a) + warped * a
+        dst = (uv - np.array([ix0, iy0])).astype(np.float32)
+        m = cv2.getPerspectiveTransform(src, dst)
+        size = (ix1 - ix0, iy1 - iy0)
+        warped = cv2.warpPerspective(face, m, size, flags=cv2.INTER_LINEAR).astype(np.float32) / 255.0
+        a = cv2.warpPerspective(alpha, m, size, flags=cv2.INTER_LINEAR).astype(np.float32)[..., None] / 255.0
+        roi = img[iy0:iy1, ix0:ix1]
+        roi[:] = roi * (1.0 - a) + warped * a
         box = (bx0 / w, by0 / h, (bx1 + 1.0) / w, (by1 + 1.0) / h)
         truths.append((obj.forward_m, ObjectTruth(obj.kind, obj.text, tuple(float(np.clip(v, 0, 1)) for v in box), obj.forward_m, obj.left_m)))
     truths.sort(key=lambda t: t[0])
