@@ -44,7 +44,7 @@ class LaneTask:
             delegate=delegate,
         )
         self.model = ModelInfo(
-            id=f"{manifest.name}-{manifest.precision}@{manifest.version}",
+            id=f"{manifest.id}-{manifest.precision}",
             name=manifest.name,
             version=manifest.version,
             task=manifest.task,
