@@ -76,8 +76,8 @@ class Daemon:
     def start(self) -> None:
         cfg = self.config
         try:
-            self._tasks = TaskRunner(load_tasks(cfg), cfg.tasks.enabled)
             self._camera = open_camera(cfg.camera)
+            self._tasks = TaskRunner(load_tasks(cfg), cfg.tasks.enabled)
             self._link = LinkServer(
                 cfg.link.url,
                 Dispatcher(self),

@@ -180,4 +180,5 @@ class LinkServer:
             response = pb.Response(status=pb.STATUS_INVALID_ARGUMENT, message=str(exc))
         else:
             response = self._handler(request)
+        log.debug("request %s seq %d -> status %d", request.WhichOneof("body"), frame.seq, response.status)
         self._send_payload(Channel.CONTROL, response.SerializeToString(), seq=frame.seq, flags=Flag.RESPONSE)

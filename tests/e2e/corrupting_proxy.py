@@ -13,6 +13,7 @@ import threading
 from collections.abc import Callable
 
 from seedcam.errors import SensorError
+from seedcam.protocol.framing import Decoder
 from seedcam.transport import Transport
 
 #: decides, from the frame's index in its direction, how to damage it: "flip", "garbage" or None
@@ -22,7 +23,7 @@ Policy = Callable[[int], "str | None"]
 class Direction:
     """One direction of the proxy: read ``source``, damage per ``policy``, write ``sink``."""
 
-    def __init__(self, source: Transport, sink: Transport, policy: Policy, seed: int) -> None:
+    def __init__(self, source: Transport, sink: Transport, policy: Policy, seed: int, *, synced: bool) -> None:
         self.source = source
         self.sink = sink
         self.policy = policy
@@ -31,9 +32,8 @@ class Direction:
         self.damaged = 0
         self.intact = 0
         self.bytes_out = 0
-        self.enabled = threading.Event()
-        self.enabled.set()
-        self._synced = False
+        self.enabled = threading.Event()  #: damage frames only while set
+        self._synced = synced
         self._buffer = bytearray()
 
     def pump(self, stop: threading.Event) -> None:
@@ -51,7 +51,8 @@ class Direction:
                 del self._buffer[: end + 1]
                 if not self._synced:  # the first piece may be the tail of a frame sent before we started
                     self._synced = True
-                    continue
+                    if not Decoder().feed(frame):
+                        continue
                 self._forward(frame)
 
     def _forward(self, frame: bytes) -> None:
@@ -88,8 +89,8 @@ class CorruptingProxy:
     """Runs both directions in threads until :meth:`close`."""
 
     def __init__(self, device: Transport, host: Transport, *, to_host: Policy, to_device: Policy) -> None:
-        self.to_host = Direction(device, host, to_host, seed=1)
-        self.to_device = Direction(host, device, to_device, seed=2)
+        self.to_host = Direction(device, host, to_host, seed=1, synced=False)
+        self.to_device = Direction(host, device, to_device, seed=2, synced=True)
         self._stop = threading.Event()
         self._threads = [
             threading.Thread(target=self.to_host.pump, args=(self._stop,), daemon=True),

@@ -113,6 +113,8 @@ def test_corrupted_frames_are_counted_and_never_break_either_side(firmware_facto
     )
     try:
         with seedcam.open("pair://corrupting-proxy", timeout=3, reconnect=False) as sensor:
+            proxy.to_host.enabled.set()
+            proxy.to_device.enabled.set()
             wait_until(lambda: sensor.stats.results_received >= 60, 30, "60 results through the proxy")
             pings_ok = pings_lost = 0
             for _ in range(9):
