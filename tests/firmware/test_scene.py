@@ -7,7 +7,6 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-
 from seedcam_firmware.camera.synthetic import SyntheticCamera
 from seedcam_firmware.errors import CameraError
 from seedcam_firmware.scene import (
@@ -70,7 +69,7 @@ def test_ground_projection_matches_camera_projection() -> None:
     """A floor point projected by the camera lands where inverse perspective put the line."""
     uv, _ = DEFAULT_CAMERA.project(np.array([[0.5, 0.225, 0.0]]))
     _, _, mask = render_with_mask(PLAIN)
-    row = int(round(uv[0, 1]))
+    row = round(uv[0, 1])
     assert _line_x(mask, row, 0) == pytest.approx(uv[0, 0], abs=1.5)
 
 

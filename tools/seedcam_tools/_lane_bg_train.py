@@ -29,7 +29,7 @@ def main(argv: list[str]) -> int:
     m = validation_metrics(model, val)
     m.update(samples=len(train.x), epochs_planned=int(argv[3]), epochs_run=len(hist["loss"]), train_seconds=time.monotonic() - t0)
     (out / "train_metrics.json").write_text(json.dumps(m, indent=2))
-    logging.info("done: %s", m)
+    logging.getLogger(__name__).info("done: %s", m)
     return 0
 
 

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
 from seedcam_firmware.inference.lane import decode_lane
 from seedcam_firmware.inference.manifest import load_manifest
 from seedcam_firmware.inference.preprocess import preprocess
@@ -76,7 +75,7 @@ def evaluate_lane(model_path: str | Path, *, seed: int = 0, samples: int = 1000,
         "model": path.name,
         "precision": manifest.precision,
         "samples": samples,
-        "ok_samples": int(len(e)),
+        "ok_samples": len(e),
         "seed": seed,
         "offset_mae_m": float(e[:, 0].mean()),
         "heading_mae_rad": float(e[:, 1].mean()),

@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
 from seedcam_firmware import __version__ as FIRMWARE_VERSION
 from seedcam_firmware.inference.manifest import sha256_file
 from seedcam_firmware.inference.preprocess import normalise
@@ -18,7 +17,7 @@ from seedcam_firmware.scene import DEFAULT_CAMERA
 
 from .lanedata import LANE_INPUT, MASK_SIZE, SCALES
 
-__all__ = ["to_tflite", "check_float_conversion", "write_lane_bundle", "LANE_OUTPUTS"]
+__all__ = ["LANE_OUTPUTS", "check_float_conversion", "to_tflite", "write_lane_bundle"]
 
 log = logging.getLogger(__name__)
 
@@ -145,6 +144,6 @@ def write_lane_bundle(out_dir: Path, model: Any, representative: np.ndarray, che
     (out_dir / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
     return {
         "float_conversion_max_rel_diff": rel,
-        "float_conversion_inputs": int(len(check_pixels)),
+        "float_conversion_inputs": len(check_pixels),
         "size_bytes": {"float32": f32.stat().st_size, "int8": i8.stat().st_size},
     }

@@ -14,7 +14,7 @@ from .export import write_lane_bundle
 from .lanedata import HELDOUT_SEED_BASE, generate, make_sample
 from .train_lane import VAL_SEED_BASE
 
-__all__ = ["ship_lane_bundle", "ACCEPTANCE"]
+__all__ = ["ACCEPTANCE", "ship_lane_bundle"]
 
 log = logging.getLogger(__name__)
 

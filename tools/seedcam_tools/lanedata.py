@@ -15,21 +15,20 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-
 from seedcam_firmware.inference.preprocess import InputSpec, crop_resize
 from seedcam_firmware.scene import DEFAULT_CAMERA, random_scene, render_with_mask
 
 __all__ = [
+    "HELDOUT_SEED_BASE",
     "LANE_INPUT",
     "MASK_SIZE",
     "SCALES",
     "TRAIN_SEED_BASE",
-    "HELDOUT_SEED_BASE",
     "LaneData",
-    "make_sample",
-    "generate",
-    "encode_targets",
     "decode_targets",
+    "encode_targets",
+    "generate",
+    "make_sample",
 ]
 
 log = logging.getLogger(__name__)
@@ -66,7 +65,7 @@ class LaneData:
         np.savez(path, x=self.x, mask=self.mask, y=self.y, present=self.present, seeds=self.seeds)
 
     @classmethod
-    def load(cls, path: Path) -> "LaneData":
+    def load(cls, path: Path) -> LaneData:
         """Read a file written by :meth:`save`."""
         with np.load(path) as z:
             return cls(z["x"], z["mask"], z["y"], z["present"], z["seeds"])
@@ -83,7 +82,7 @@ def decode_targets(t: np.ndarray) -> np.ndarray:
 
 
 def _pool_mask(mask: np.ndarray) -> np.ndarray:
-    top = int(round(LANE_INPUT.crop_top * mask.shape[0]))
+    top = round(LANE_INPUT.crop_top * mask.shape[0])
     m = mask[top:]
     mh, mw = MASK_SIZE
     bh, bw = m.shape[0] // mh, m.shape[1] // mw

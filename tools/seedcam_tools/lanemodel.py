@@ -7,7 +7,7 @@ from keras import layers
 
 from .lanedata import LANE_INPUT, MASK_SIZE
 
-__all__ = ["build_lane_model", "OUTPUT_NAMES"]
+__all__ = ["OUTPUT_NAMES", "build_lane_model"]
 
 #: model outputs, in this order: mask (sigmoid, 1x16x32x2), lane_state (normalised
 #: [offset, heading, curvature, width]), presence (logits, [left, right])
@@ -22,7 +22,7 @@ def _conv(x: keras.KerasTensor, filters: int, stride: int, name: str) -> keras.K
 
 def build_lane_model(width_mult: float = 1.0) -> keras.Model:
     """Build the network (input: normalised float RGB ``(64, 128, 3)``)."""
-    c = lambda n: max(8, int(round(n * width_mult)))  # noqa: E731
+    c = lambda n: max(8, round(n * width_mult))
     inp = keras.Input((LANE_INPUT.height, LANE_INPUT.width, 3), name="image")
     x = _conv(inp, c(16), 2, "s1")  # 32 x 64
     x = _conv(x, c(32), 2, "s2")  # 16 x 32

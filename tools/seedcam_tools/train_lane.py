@@ -16,9 +16,16 @@ from pathlib import Path
 
 import numpy as np
 
-from .lanedata import HELDOUT_SEED_BASE, LANE_INPUT, LaneData, decode_targets, encode_targets, generate
+from .lanedata import (
+    HELDOUT_SEED_BASE,
+    LANE_INPUT,
+    LaneData,
+    decode_targets,
+    encode_targets,
+    generate,
+)
 
-__all__ = ["LaneMetrics", "train_lane", "train_on_data", "VAL_SEED_BASE"]
+__all__ = ["VAL_SEED_BASE", "LaneMetrics", "train_lane", "train_on_data"]
 
 log = logging.getLogger(__name__)
 
@@ -107,7 +114,6 @@ def train_on_data(
     """
     import keras
     import tensorflow as tf
-
     from seedcam_firmware.inference.preprocess import normalise
 
     from .lanemodel import build_lane_model

@@ -36,7 +36,7 @@ class SyntheticCamera(CameraSource):
             raise ValueError("fps must be > 0")
         self.size = (int(size[0]), int(size[1]))
         self._camera = CameraModel(width=self.size[0], height=self.size[1])
-        self._period_ns = int(round(1e9 / fps))
+        self._period_ns = round(1e9 / fps)
         self._drive = SyntheticDrive(seed)
         self._scripted = scripted
         self._noise = np.random.default_rng(seed + 0x5EED)

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["LaneEstimate", "decode_lane", "REFERENCE"]
+__all__ = ["REFERENCE", "LaneEstimate", "decode_lane"]
 
 REFERENCE = "floor point directly below the camera; REP-103 (+y left)"
 _DEFAULT_CENTRE = (0.0, 0.0, 0.0, 0.45)

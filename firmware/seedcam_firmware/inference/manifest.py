@@ -28,7 +28,7 @@ from typing import Any
 from ..errors import BundleError
 from .preprocess import InputSpec
 
-__all__ = ["ModelManifest", "load_manifest", "sha256_file", "TASKS", "PRECISIONS"]
+__all__ = ["PRECISIONS", "TASKS", "ModelManifest", "load_manifest", "sha256_file"]
 
 TASKS = ("lane", "detect", "classify", "ocr")
 PRECISIONS = ("int8", "float32")

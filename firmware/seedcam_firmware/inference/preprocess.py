@@ -64,7 +64,7 @@ def crop_resize(image_bgr: np.ndarray, spec: InputSpec) -> np.ndarray:
     """Crop, resize and reorder channels: returns ``height x width x 3`` uint8."""
     if image_bgr.ndim != 3 or image_bgr.shape[2] != 3 or image_bgr.dtype != np.uint8:
         raise ValueError(f"expected an H x W x 3 uint8 BGR image, got {image_bgr.shape} {image_bgr.dtype}")
-    top = int(round(spec.crop_top * image_bgr.shape[0]))
+    top = round(spec.crop_top * image_bgr.shape[0])
     roi = image_bgr[top:]
     out = cv2.resize(roi, (spec.width, spec.height), interpolation=cv2.INTER_AREA)
     if spec.color_order == "RGB":
@@ -77,7 +77,7 @@ def normalise(pixels: np.ndarray, spec: InputSpec) -> np.ndarray:
     return ((pixels.astype(np.float32) - np.float32(spec.mean)) / np.float32(spec.std)).astype(np.float32)
 
 
-def preprocess(image_bgr: np.ndarray, spec: "InputSpec | object") -> np.ndarray:
+def preprocess(image_bgr: np.ndarray, spec: InputSpec | object) -> np.ndarray:
     """A camera frame to a ``(1, height, width, 3)`` float32 model input.
 
     Args:
@@ -85,5 +85,5 @@ def preprocess(image_bgr: np.ndarray, spec: "InputSpec | object") -> np.ndarray:
         spec: an :class:`InputSpec`, or anything with an ``input`` attribute holding
             one (e.g. a :class:`~seedcam_firmware.inference.manifest.ModelManifest`).
     """
-    ispec = spec if isinstance(spec, InputSpec) else getattr(spec, "input")
+    ispec = spec if isinstance(spec, InputSpec) else spec.input
     return normalise(crop_resize(image_bgr, ispec), ispec)[None]

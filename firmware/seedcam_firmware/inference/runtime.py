@@ -17,7 +17,7 @@ import numpy as np
 
 from ..errors import ModelError
 
-__all__ = ["load_interpreter", "Model"]
+__all__ = ["Model", "load_interpreter"]
 
 log = logging.getLogger(__name__)
 

@@ -12,15 +12,22 @@ from .camera_model import DEFAULT_CAMERA, CameraModel
 from .drive import SyntheticDrive
 from .random_scene import RANGES, random_objects, random_scene
 from .render import render, render_with_mask
-from .types import OBJECT_KINDS, LaneTruth, ObjectTruth, SceneObject, SceneSpec, SceneTruth
+from .types import (
+    OBJECT_KINDS,
+    LaneTruth,
+    ObjectTruth,
+    SceneObject,
+    SceneSpec,
+    SceneTruth,
+)
 
 __all__ = [
-    "CameraModel",
     "DEFAULT_CAMERA",
-    "LaneTruth",
     "OBJECT_KINDS",
-    "ObjectTruth",
     "RANGES",
+    "CameraModel",
+    "LaneTruth",
+    "ObjectTruth",
     "SceneObject",
     "SceneSpec",
     "SceneTruth",

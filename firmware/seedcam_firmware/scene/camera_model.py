@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["CameraModel", "DEFAULT_CAMERA", "GroundRays"]
+__all__ = ["DEFAULT_CAMERA", "CameraModel", "GroundRays"]
 
 
 @dataclass(frozen=True)

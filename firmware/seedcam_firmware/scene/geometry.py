@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-__all__ = ["car_to_lane", "lane_to_car", "lateral_and_arc", "centerline_point"]
+__all__ = ["car_to_lane", "centerline_point", "lane_to_car", "lateral_and_arc"]
 
 _KAPPA_EPS = 1e-6
 

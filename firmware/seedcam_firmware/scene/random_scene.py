@@ -7,7 +7,7 @@ import numpy as np
 from .geometry import centerline_point, lane_to_car
 from .types import OBJECT_KINDS, SceneObject, SceneSpec
 
-__all__ = ["random_scene", "random_objects", "RANGES"]
+__all__ = ["RANGES", "random_objects", "random_scene"]
 
 #: sampling ranges of the lane pose (symmetric: +-value) and the lane width
 RANGES = {"offset_m": 0.15, "heading_rad": 0.30, "curvature_per_m": 1.0, "lane_width_m": (0.40, 0.50)}

@@ -19,7 +19,7 @@ from .geometry import car_to_lane, lateral_and_arc
 from .textures import OBJECT_SIZE_M, TEXEL_M, TEXTURE_SIZE, floor_texture, object_face
 from .types import LaneTruth, ObjectTruth, SceneSpec, SceneTruth
 
-__all__ = ["render", "render_with_mask", "MAX_LINE_RANGE_M"]
+__all__ = ["MAX_LINE_RANGE_M", "render", "render_with_mask"]
 
 #: boundary lines are painted up to this distance along the lane
 MAX_LINE_RANGE_M = 6.0
@@ -119,9 +119,9 @@ def _draw_objects(img: np.ndarray, spec: SceneSpec, camera: CameraModel) -> tupl
             continue
         # the pole, from the bottom of the face to the floor
         base, _ = camera.project(np.array([[obj.forward_m, obj.left_m, 0.0], [obj.forward_m, obj.left_m, oz - oh / 2]]))
-        thick = max(1, int(round(0.008 * camera.focal_px / obj.forward_m)))
-        p0 = tuple(int(round(v)) for v in np.clip(base[0], -1e4, 1e4))
-        p1 = tuple(int(round(v)) for v in np.clip(base[1], -1e4, 1e4))
+        thick = max(1, round(0.008 * camera.focal_px / obj.forward_m))
+        p0 = tuple(round(v) for v in np.clip(base[0], -1e4, 1e4))
+        p1 = tuple(round(v) for v in np.clip(base[1], -1e4, 1e4))
         cv2.line(img, p0, p1, (0.45, 0.45, 0.45), thick, cv2.LINE_AA)
         face, alpha = object_face(obj.kind, obj.text)
         fh, fw = alpha.shape
@@ -149,7 +149,7 @@ def _camera_effects(img: np.ndarray, spec: SceneSpec, rng: np.random.Generator) 
         img = img ** np.float32(spec.gamma)
     img32 = img.astype(np.float32, copy=False)
     if spec.motion_blur_px >= 1.0:
-        k = int(math.ceil(spec.motion_blur_px)) | 1
+        k = math.ceil(spec.motion_blur_px) | 1
         kernel = np.zeros((k, k), np.float32)
         kernel[k // 2, :] = 1.0
         rot = cv2.getRotationMatrix2D(((k - 1) / 2, (k - 1) / 2), spec.motion_angle_deg, 1.0)

@@ -7,7 +7,7 @@ import functools
 import cv2
 import numpy as np
 
-__all__ = ["floor_texture", "object_face", "OBJECT_SIZE_M", "TEXEL_M"]
+__all__ = ["OBJECT_SIZE_M", "TEXEL_M", "floor_texture", "object_face"]
 
 #: floor texture size (texels, square, tileable) and texel size in metres
 TEXTURE_SIZE = 256

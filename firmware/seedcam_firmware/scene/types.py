@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 __all__ = [
     "OBJECT_KINDS",
     "LaneTruth",
+    "ObjectTruth",
     "SceneObject",
     "SceneSpec",
-    "ObjectTruth",
     "SceneTruth",
 ]
 
