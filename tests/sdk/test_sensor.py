@@ -28,7 +28,7 @@ from fake_device import (  # noqa: F401 - fixtures
 from seedcam import LinkBroken, NoSensorFound, RpcError, SensorTimeout
 from seedcam._proto import seedcam_pb2 as pb
 from seedcam.ports import SEEDCAM_PID, SEEDCAM_VID, PortInfo
-from seedcam.protocol.framing import Channel, Frame, encode_frame
+from seedcam.protocol.framing import Channel, Flag, Frame, encode_frame
 from seedcam.transport import open_transport
 
 pytestmark = pytest.mark.timeout(30)
@@ -293,6 +293,19 @@ def test_crc_valid_but_undecodable_protobuf_is_counted(device: FakeDevice) -> No
     assert device.sensor.stats.link.corrupted == 0  # the frames themselves were fine
 
 
+def test_undecodable_response_fails_its_call_at_once(device: FakeDevice) -> None:
+    device.services.snapshot_gate = threading.Event()  # the real answer never comes
+    call, box = run_in_thread(lambda: device.sensor.snapshot(timeout=30))
+    assert device.services.snapshot_entered.wait(WAIT_S)
+    started = time.monotonic()
+    for seq in range(64):  # garbage answers to every recent request number
+        device.write_raw(encode_frame(Frame(Channel.CONTROL, seq, b"\xff\xff", Flag.RESPONSE)))
+    call.join(WAIT_S)
+    assert not call.is_alive() and time.monotonic() - started < WAIT_S
+    assert isinstance(box.get("error"), seedcam.ProtocolError)
+    device.services.snapshot_gate.set()
+
+
 # ---------------------------------------------------------------- link loss
 
 
@@ -408,6 +421,18 @@ def test_reconnect_after_link_loss_detects_reboot(make_device: Any) -> None:
     assert events[0].device_rebooted is True
     assert (events[0].old_boot_id, events[0].new_boot_id) == (old, "boot-reflashed")
     assert dev.sensor.stats.reconnects >= 1
+    _sync(dev, 3)
+
+
+def test_reconnect_after_link_loss_with_same_boot_is_a_link_glitch(make_device: Any) -> None:
+    dev = make_device(reconnect=True, reconnect_interval=0.02)
+    events = _reconnect_events(dev.sensor)
+    dev.drop_link()  # a cable glitch: the same firmware instance comes back
+    wait_until(lambda: events, what="reconnect event")
+    assert events[0].device_rebooted is False
+    assert events[0].old_boot_id == events[0].new_boot_id == dev.services.boot_id
+    assert dev.sensor.stats.device_reboots == 0 and dev.sensor.stats.reconnects >= 1
+    assert dev.sensor.last_reconnect == events[0]
     _sync(dev, 3)
 
 
