@@ -42,7 +42,7 @@ __all__ = [
 KNOWN_TASKS: tuple[str, ...] = ("lane",)
 
 #: URL schemes accepted by ``link.url`` besides the bare word ``pty`` and a device path.
-LINK_URL_SCHEMES: tuple[str, ...] = ("pty", "tcp-listen")
+LINK_URL_SCHEMES: tuple[str, ...] = ("pty", "tcp-listen", "pair")
 
 _META = "seedcam_setting"
 _SERIAL_RE = re.compile(r"[A-Za-z0-9._-]{1,64}")
@@ -331,8 +331,9 @@ def check_device(value: str | int) -> str | None:
 def check_link_url(url: str) -> str | None:
     """Check ``link.url``.
 
-    Accepted: ``pty``, ``pty:///abs/symlink``, ``tcp-listen://host:port`` and a
-    plain serial device path (``/dev/ttyGS0``).
+    Accepted: ``pty``, ``pty:///abs/symlink``, ``tcp-listen://host:port``, a
+    plain serial device path (``/dev/ttyGS0``) and ``pair://NAME`` (an in-process
+    pair: the daemon embedded in a test or host program).
 
     Returns:
         None when valid, else an error phrase.
@@ -346,6 +347,8 @@ def check_link_url(url: str) -> str | None:
         return "has an unknown scheme (use pty, pty:///path, tcp-listen://host:port or a device path)"
     if scheme == "pty":
         return None if rest.startswith("/") else "must be pty:///absolute/path"
+    if scheme == "pair":
+        return None if rest else "must be pair://NAME"
     host, colon, port = rest.rpartition(":")
     if not colon or not host or not port.isdigit() or int(port) > 65535:
         return "must be tcp-listen://host:port"

@@ -173,12 +173,14 @@ class LinkServer:
         if frame.channel != Channel.CONTROL or frame.flags & Flag.RESPONSE:
             log.debug("ignored a %s frame from the host", frame.channel.name)
             return
+        kind = "(undecodable)"
         try:
             request = codec.parse(pb.Request, frame.payload)
         except ProtocolError as exc:
             self.undecodable_requests += 1
             response = pb.Response(status=pb.STATUS_INVALID_ARGUMENT, message=str(exc))
         else:
+            kind = request.WhichOneof("body")
             response = self._handler(request)
-        log.debug("request %s seq %d -> status %d", request.WhichOneof("body"), frame.seq, response.status)
+        log.debug("request %s seq %d -> status %d", kind, frame.seq, response.status)
         self._send_payload(Channel.CONTROL, response.SerializeToString(), seq=frame.seq, flags=Flag.RESPONSE)
