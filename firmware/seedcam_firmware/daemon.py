@@ -111,6 +111,9 @@ class Daemon:
         """Stop everything in reverse order of start. Idempotent."""
         self._stop.set()
         if self._pipeline is not None:
+            self._pipeline.request_stop()
+            if self._camera is not None:
+                self._camera.close()  # wakes a capture blocked in the driver
             self._pipeline.stop()
         if self._health_thread.is_alive():
             self._health_thread.join(timeout=2.0)

@@ -81,11 +81,15 @@ class Pipeline:
         for thread in self._threads:
             thread.start()
 
-    def stop(self, timeout: float = 3.0) -> None:
-        """Stop all stages and wait for them (bounded by ``timeout``)."""
+    def request_stop(self) -> None:
+        """Tell every stage to stop; returns at once (see :meth:`stop`)."""
         self._stop.set()
         self._frames.close()
         self._results.close()
+
+    def stop(self, timeout: float = 3.0) -> None:
+        """Stop all stages and wait for them (bounded by ``timeout``)."""
+        self.request_stop()
         deadline = time.monotonic() + timeout
         for thread in self._threads:
             if thread.is_alive():
@@ -129,7 +133,8 @@ class Pipeline:
             try:
                 result = self._process(frame)
             except Exception:  # one bad frame must not stop the sensor
-                self._failed += 1
+                with self._lock:
+                    self._failed += 1
                 log.exception("processing frame %d failed", frame.frame_id)
                 continue
             self._results.put(result)
@@ -142,7 +147,8 @@ class Pipeline:
             try:
                 self._sink(result)
             except Exception:
-                self._failed += 1
+                with self._lock:
+                    self._failed += 1
                 log.exception("sending result %d failed", result.frame_id)
                 continue
             with self._lock:
