@@ -138,7 +138,11 @@ class Daemon:
         self._link.send(Channel.STATUS, event)
 
     def _health_loop(self) -> None:
-        while not self._stop.wait(self.config.link.health_interval_s):
+        next_at = time.monotonic()
+        while True:
+            next_at = max(next_at + self.config.link.health_interval_s, time.monotonic())  # a fixed grid: no drift
+            if self._stop.wait(next_at - time.monotonic()):
+                return
             if self._link is None:
                 continue
             event = pb.StatusEvent(health=pb.Health())
