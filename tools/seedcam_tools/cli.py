@@ -46,17 +46,26 @@ def cmd_proto(args: argparse.Namespace) -> int:
 
 
 def cmd_train_lane(args: argparse.Namespace) -> int:
+    """Generate scenes → train → convert (float32) → quantize (INT8) → evaluate → bundle."""
+    from seedcam_tools.lanebundle import ship_lane_bundle
     from seedcam_tools.train_lane import train_lane
 
-    metrics = train_lane(args.out, seed=args.seed, samples=args.samples, epochs=args.epochs, progress=not args.quiet)
-    print(json.dumps(_plain(metrics), indent=2))
+    work = args.work or args.out.parent / f"{args.out.name}-training"
+    trained = train_lane(work, seed=args.seed, samples=args.samples, epochs=args.epochs, progress=not args.quiet)
+    metrics = ship_lane_bundle(
+        work / "lane.keras", args.out, eval_samples=args.eval_samples, train_info=_plain(trained)
+    )
+    print(json.dumps(metrics["heldout"], indent=2, default=str))
+    print(f"bundle written to {args.out}; metrics in {args.out / 'metrics.json'}")
     return EXIT_OK
 
 
 def cmd_eval_lane(args: argparse.Namespace) -> int:
     from seedcam_tools.evaluate import evaluate_lane
 
-    report = evaluate_lane(args.model, precision=args.precision, seed=args.seed, samples=args.samples)
+    bundle = args.model if args.model.is_dir() else args.model.parent
+    tflite = bundle / ("lane_int8.tflite" if args.precision == "int8" else "lane_f32.tflite")
+    report = evaluate_lane(tflite, seed=args.seed, samples=args.samples)
     print(json.dumps(_plain(report), indent=2))
     return EXIT_OK
 
@@ -93,13 +102,15 @@ def _parser() -> argparse.ArgumentParser:
     train.add_argument("--seed", type=int, default=0)
     train.add_argument("--samples", type=int, default=48000, help="training scenes")
     train.add_argument("--epochs", type=int, default=6)
+    train.add_argument("--work", type=Path, help="folder for the Keras model and training logs")
+    train.add_argument("--eval-samples", type=int, default=1000, help="held-out scenes for the metrics")
     train.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
     train.set_defaults(func=cmd_train_lane)
 
     evaluate = commands.add_parser("eval-lane", help="accuracy of a lane bundle on freshly generated held-out scenes")
-    evaluate.add_argument("--model", type=Path, default=Path("models/lane"), help="bundle folder or manifest")
+    evaluate.add_argument("--model", type=Path, default=Path("models/lane"), help="bundle folder")
     evaluate.add_argument("--precision", choices=("int8", "float32"), default="int8")
-    evaluate.add_argument("--seed", type=int, default=None, help="held-out seed (default: the documented one)")
+    evaluate.add_argument("--seed", type=int, default=0, help="which held-out seed block (never used in training)")
     evaluate.add_argument("--samples", type=int, default=1000)
     evaluate.set_defaults(func=cmd_eval_lane)
 
