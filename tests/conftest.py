@@ -37,7 +37,7 @@ class FirmwareProcess:
         self.proc: subprocess.Popen[str] | None = None
         self.ready_line = ""
 
-    def start(self, timeout: float = 60.0) -> "FirmwareProcess":
+    def start(self, timeout: float = 60.0) -> FirmwareProcess:
         log = self.log_path.open("a")
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "seedcam_firmware.cli", "run", "--pty-link", self.link, *self.args],

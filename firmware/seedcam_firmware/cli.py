@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 from seedcam.errors import LinkBroken, SensorError
-
 from seedcam_firmware import __version__
 from seedcam_firmware.errors import FirmwareError
 
@@ -95,7 +94,10 @@ def _check(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the exit code."""
     args = _parser().parse_args(argv)
-    logging.basicConfig(level=getattr(args, "log_level", "warning").upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=getattr(args, "log_level", "warning").upper(),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
     try:
         return _run(args) if args.command == "run" else _check(args)
     except LinkBroken as exc:

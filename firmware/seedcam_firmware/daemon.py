@@ -18,7 +18,6 @@ from seedcam._proto import seedcam_pb2 as pb
 from seedcam.protocol import codec
 from seedcam.protocol.framing import PROTOCOL_VERSION, Channel, LinkCounters
 from seedcam.types import ConfigValue, DeviceInfo, Health, ModelInfo, Result, Snapshot, TaskList
-
 from seedcam_firmware import __version__
 from seedcam_firmware.camera.base import CameraSource
 from seedcam_firmware.camera.factory import open_camera
@@ -88,7 +87,9 @@ class Daemon:
         except BaseException:
             self.stop()
             raise
-        self._pipeline = Pipeline(self._camera, self._tasks.process, self._send_result, queue_depth=cfg.pipeline.queue_depth)
+        self._pipeline = Pipeline(
+            self._camera, self._tasks.process, self._send_result, queue_depth=cfg.pipeline.queue_depth
+        )
         self._link.start()
         self._pipeline.start()
         self._health_thread.start()

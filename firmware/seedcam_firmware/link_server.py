@@ -114,7 +114,9 @@ class LinkServer:
         """
         return self._send_payload(channel, message.SerializeToString())
 
-    def _send_payload(self, channel: Channel, payload: bytes, *, seq: int | None = None, flags: Flag = Flag.NONE) -> bool:
+    def _send_payload(
+        self, channel: Channel, payload: bytes, *, seq: int | None = None, flags: Flag = Flag.NONE
+    ) -> bool:
         transport = self._transport
         if transport is None:
             self.frames_dropped += 1

@@ -16,7 +16,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from seedcam.types import Result
-
 from seedcam_firmware.camera.base import CameraSource, Frame
 from seedcam_firmware.errors import CameraError
 from seedcam_firmware.latest_queue import LatestQueue
@@ -57,7 +56,9 @@ class Pipeline:
         queue_depth: capacity of each latest-wins queue.
     """
 
-    def __init__(self, camera: CameraSource, process: FrameProcessor, sink: ResultSink, *, queue_depth: int = 2) -> None:
+    def __init__(
+        self, camera: CameraSource, process: FrameProcessor, sink: ResultSink, *, queue_depth: int = 2
+    ) -> None:
         self._camera = camera
         self._process = process
         self._sink = sink

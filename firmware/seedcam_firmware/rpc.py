@@ -10,7 +10,6 @@ from typing import Protocol
 from seedcam._proto import seedcam_pb2 as pb
 from seedcam.protocol import codec
 from seedcam.types import ConfigValue, DeviceInfo, ModelInfo, Snapshot, TaskList
-
 from seedcam_firmware.errors import ConfigError, FirmwareError
 
 __all__ = ["DeviceServices", "RequestFailed", "Dispatcher"]

@@ -49,8 +49,10 @@ def format_result(result: Result) -> str:
     lane = result.lane
     if lane is not None:
         parts.append(
-            f"lane {lane.status.value:<8} offset {lane.offset_m * 100:+6.1f} cm  heading {lane.heading_deg:+6.1f}°  "
-            f"curvature {lane.curvature_per_m:+5.2f} /m  width {lane.lane_width_m:.2f} m  conf {lane.offset_confidence:.2f}"
+            f"lane {lane.status.value:<8} offset {lane.offset_m * 100:+6.1f} cm  "
+            f"heading {lane.heading_deg:+6.1f}°  "
+            f"curvature {lane.curvature_per_m:+5.2f} /m  width {lane.lane_width_m:.2f} m  "
+            f"conf {lane.offset_confidence:.2f}"
         )
     if result.detections:
         parts.append(", ".join(f"{d.label} {d.score:.2f}" for d in result.detections))

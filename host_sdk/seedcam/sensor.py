@@ -157,7 +157,7 @@ class Sensor:
         if threading.current_thread() is not self._reader:
             self._reader.join(timeout=2.0)
 
-    def __enter__(self) -> "Sensor":
+    def __enter__(self) -> Sensor:
         return self
 
     def __exit__(
@@ -501,7 +501,8 @@ class Sensor:
     def _dispatch(self, frame: Frame) -> None:
         try:
             if frame.channel == Channel.RESULT:
-                self._on_result(codec.result_from_pb(codec.parse(pb.Result, frame.payload), received_monotonic=time.monotonic()))
+                message = codec.parse(pb.Result, frame.payload)
+                self._on_result(codec.result_from_pb(message, received_monotonic=time.monotonic()))
             elif frame.channel == Channel.CONTROL and frame.flags & Flag.RESPONSE:
                 self._on_response(frame.seq, codec.parse(pb.Response, frame.payload))
             elif frame.channel == Channel.STATUS:

@@ -9,13 +9,11 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import MODELS, run_firmware_cli
+from corrupting_proxy import CorruptingProxy
 
 import seedcam
 from seedcam.transport import open_transport
-
-from corrupting_proxy import CorruptingProxy
-
-from conftest import MODELS, run_firmware_cli
 
 pytestmark = pytest.mark.e2e
 

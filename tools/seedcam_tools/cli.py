@@ -97,7 +97,7 @@ def _parser() -> argparse.ArgumentParser:
     proto.add_argument("--check", action="store_true", help="only report stale files (exit 1 if any)")
     proto.set_defaults(func=cmd_proto)
 
-    train = commands.add_parser("train-lane", help="generate scenes, train, convert, quantize and bundle the lane model")
+    train = commands.add_parser("train-lane", help="generate scenes, train, convert, quantize, bundle the lane model")
     train.add_argument("--out", type=Path, default=Path("models/lane"), help="bundle folder (default models/lane)")
     train.add_argument("--seed", type=int, default=0)
     train.add_argument("--samples", type=int, default=48000, help="training scenes")

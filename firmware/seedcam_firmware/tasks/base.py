@@ -11,7 +11,6 @@ from typing import Protocol
 import numpy as np
 
 from seedcam.types import Classification, Detection, LaneState, ModelInfo, Result, TextLine
-
 from seedcam_firmware.camera.base import Frame
 from seedcam_firmware.errors import ConfigError
 

@@ -7,7 +7,6 @@ import time
 import numpy as np
 
 from seedcam.types import LaneState, LaneStatus, ModelInfo
-
 from seedcam_firmware import __version__
 from seedcam_firmware.config import FirmwareConfig
 from seedcam_firmware.inference.lane import decode_lane

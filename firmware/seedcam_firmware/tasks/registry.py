@@ -5,10 +5,9 @@ from __future__ import annotations
 import importlib
 import logging
 
+from seedcam.errors import BundleError
 from seedcam_firmware.config import FirmwareConfig
 from seedcam_firmware.config_schema import KNOWN_TASKS
-from seedcam.errors import BundleError
-
 from seedcam_firmware.errors import FirmwareError
 from seedcam_firmware.tasks.base import Task
 

@@ -132,7 +132,9 @@ def result_to_pb(result: Result) -> pb.Result:
         item = message.detections.add(class_id=det.class_id, label=det.label, score=det.score)
         box_to_pb(det.box, item.box)
     for line in result.text_lines:
-        item = message.text_lines.add(text=line.text, confidence=line.confidence, char_confidences=line.char_confidences)
+        item = message.text_lines.add(
+            text=line.text, confidence=line.confidence, char_confidences=line.char_confidences
+        )
         if line.box is not None:
             box_to_pb(line.box, item.box)
     for cls in result.classifications:

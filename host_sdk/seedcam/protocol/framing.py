@@ -96,7 +96,7 @@ class LinkCounters:
     bad_version: int = 0
     bytes_dropped: int = 0
 
-    def snapshot(self) -> "LinkCounters":
+    def snapshot(self) -> LinkCounters:
         """Return an independent copy."""
         return LinkCounters(**vars(self))
 
