@@ -9,6 +9,8 @@ code.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,17 +43,27 @@ def generate(repo_root: Path) -> list[GeneratedFile]:
     Raises:
         ProtoGenError: protoc reported an error.
     """
-    from grpc_tools import protoc  # heavy, dev-only dependency
-
     proto_root = repo_root / PROTO_DIR
     files: list[GeneratedFile] = []
     with tempfile.TemporaryDirectory() as tmp:
         for schema, module in SCHEMAS.items():
-            status = protoc.main(
-                ["protoc", f"-I{proto_root}", f"--python_out={tmp}", f"--pyi_out={tmp}", str(proto_root / schema)]
+            # protoc runs in its own process: in-process it can crash beside TensorFlow's protobuf copy
+            done = subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "grpc_tools.protoc",
+                    f"-I{proto_root}",
+                    f"--python_out={tmp}",
+                    f"--pyi_out={tmp}",
+                    str(proto_root / schema),
+                ],
+                capture_output=True,
+                text=True,
+                timeout=120,
             )
-            if status != 0:
-                raise ProtoGenError(f"protoc failed on {schema} (exit {status})")
+            if done.returncode != 0:
+                raise ProtoGenError(f"protoc failed on {schema} (exit {done.returncode}): {done.stderr.strip()}")
             stem = Path(schema).with_suffix("")
             for suffix in (".py", ".pyi"):
                 produced = Path(tmp) / f"{stem}_pb2{suffix}"
