@@ -1,0 +1,73 @@
+"""Lane model: shipped accuracy on held-out scenes, and a tiny train -> export smoke run."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from seedcam_tools.evaluate import evaluate_lane
+from seedcam_tools.lanedata import (
+    HELDOUT_SEED_BASE,
+    LANE_INPUT,
+    decode_targets,
+    encode_targets,
+    generate,
+)
+from seedcam_tools.train_lane import VAL_SEED_BASE, train_lane
+
+BUNDLE = Path(__file__).resolve().parents[2] / "models" / "lane"
+
+
+@pytest.mark.parametrize("name", ["lane_int8.tflite", "lane_f32.tflite"])
+def test_shipped_model_meets_acceptance_on_heldout_scenes(name: str) -> None:
+    # held-out seed 1 is a different slice of held-out scenes than metrics.json's (seed 0)
+    r = evaluate_lane(BUNDLE / name, seed=1, samples=150)
+    assert r["ok_samples"] > 100
+    assert r["offset_mae_m"] <= 0.015
+    assert r["heading_mae_deg"] <= 1.5
+    assert r["status_accuracy"] >= 0.9
+    assert r["invoke_ms_median"] < 20.0
+
+
+def test_metrics_json_records_export_check_and_acceptance() -> None:
+    m = json.loads((BUNDLE / "metrics.json").read_text())
+    assert m["export"]["float_conversion_max_rel_diff"] <= 1e-5
+    assert m["export"]["float_conversion_inputs"] >= 100
+    for prec in ("float32", "int8"):
+        assert m["heldout"][prec]["passes_acceptance"]
+    assert m["model_params"] < 400_000
+
+
+def test_seed_ranges_are_disjoint() -> None:
+    assert VAL_SEED_BASE < HELDOUT_SEED_BASE
+    with pytest.raises(ValueError):
+        train_lane(Path("/nonexistent"), samples=VAL_SEED_BASE + 1)
+
+
+def test_targets_round_trip_and_data_is_deterministic() -> None:
+    y = np.array([[0.1, -0.2, 0.5, 0.42]], np.float32)
+    np.testing.assert_allclose(decode_targets(encode_targets(y)), y, atol=1e-6)
+    a, b = generate(3, 4, workers=1), generate(3, 4, workers=1)
+    np.testing.assert_array_equal(a.x, b.x)
+    assert a.x.shape == (4, LANE_INPUT.height, LANE_INPUT.width, 3) and a.x.dtype == np.uint8
+    assert a.mask.shape == (4, 16, 32, 2)
+    np.testing.assert_array_equal(a.seeds, [3, 4, 5, 6])
+
+
+def test_tiny_training_and_float_export_match_keras(tmp_path: Path) -> None:
+    from seedcam_tools.export import LANE_OUTPUTS, check_float_conversion, to_tflite
+    from seedcam_tools.train_lane import train_on_data
+
+    data = generate(0, 96, workers=1)
+    model, hist = train_on_data(data, None, seed=0, epochs=1, batch_size=32)
+    assert all(math.isfinite(v) for v in hist["loss"])
+    path = tmp_path / "tiny.tflite"
+    to_tflite(model, path, int8=False)
+    assert check_float_conversion(model, path, data.x[:100]) <= 1e-5
+    from seedcam_firmware.inference.runtime import Model
+
+    m = Model(path, input_shape=LANE_INPUT.shape, outputs=LANE_OUTPUTS)
+    assert set(m.output_details) == set(LANE_OUTPUTS)
