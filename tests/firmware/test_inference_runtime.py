@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from seedcam_firmware.errors import BundleError, ModelError
 from seedcam_firmware.inference.manifest import load_manifest
 from seedcam_firmware.inference.preprocess import (

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from seedcam_firmware.inference.lane import REFERENCE, decode_lane
 
 DECODER = {

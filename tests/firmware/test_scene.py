@@ -7,6 +7,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+
 from seedcam_firmware.camera.synthetic import SyntheticCamera
 from seedcam_firmware.errors import CameraError
 from seedcam_firmware.scene import (

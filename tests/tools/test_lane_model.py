@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from seedcam_tools.evaluate import evaluate_lane
 from seedcam_tools.lanedata import (
     HELDOUT_SEED_BASE,

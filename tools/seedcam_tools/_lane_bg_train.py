@@ -27,7 +27,12 @@ def main(argv: list[str]) -> int:
     model, hist = train_on_data(train, val, seed=0, epochs=int(argv[3]), progress=True, max_seconds=float(argv[4]))
     model.save(out / "lane.keras")
     m = validation_metrics(model, val)
-    m.update(samples=len(train.x), epochs_planned=int(argv[3]), epochs_run=len(hist["loss"]), train_seconds=time.monotonic() - t0)
+    m.update(
+        samples=len(train.x),
+        epochs_planned=int(argv[3]),
+        epochs_run=len(hist["loss"]),
+        train_seconds=time.monotonic() - t0,
+    )
     (out / "train_metrics.json").write_text(json.dumps(m, indent=2))
     logging.getLogger(__name__).info("done: %s", m)
     return 0

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
 from seedcam_firmware.inference.lane import decode_lane
 from seedcam_firmware.inference.manifest import load_manifest
 from seedcam_firmware.inference.preprocess import preprocess
@@ -25,7 +26,9 @@ from .lanedata import HELDOUT_SEED_BASE
 __all__ = ["evaluate_lane"]
 
 
-def evaluate_lane(model_path: str | Path, *, seed: int = 0, samples: int = 1000, num_threads: int = 1) -> dict[str, Any]:
+def evaluate_lane(
+    model_path: str | Path, *, seed: int = 0, samples: int = 1000, num_threads: int = 1
+) -> dict[str, Any]:
     """Accuracy of one ``.tflite`` of a bundle (its ``manifest.json`` must sit beside it).
 
     Args:

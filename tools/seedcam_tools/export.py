@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
 from seedcam_firmware import __version__ as FIRMWARE_VERSION
 from seedcam_firmware.inference.manifest import sha256_file
 from seedcam_firmware.inference.preprocess import normalise
@@ -36,7 +37,9 @@ def _converter(model: Any, workdir: Path) -> Any:
         out = model(image, training=False)
         return {k: out[k] for k in LANE_OUTPUTS}
 
-    archive.add_endpoint("serving_default", serve, input_signature=[tf.TensorSpec(LANE_INPUT.shape, tf.float32, name="image")])
+    archive.add_endpoint(
+        "serving_default", serve, input_signature=[tf.TensorSpec(LANE_INPUT.shape, tf.float32, name="image")]
+    )
     saved = workdir / "saved_model"
     archive.write_out(str(saved), verbose=False)
     return tf.lite.TFLiteConverter.from_saved_model(str(saved), signature_keys=["serving_default"])
@@ -94,7 +97,15 @@ def check_float_conversion(model: Any, tflite_path: Path, pixels: np.ndarray) ->
     return worst_diff / max(worst_ref, 1e-12)
 
 
-def write_lane_bundle(out_dir: Path, model: Any, representative: np.ndarray, check_pixels: np.ndarray, golden_pixels: np.ndarray, *, version: str = "1.0.0") -> dict[str, Any]:
+def write_lane_bundle(
+    out_dir: Path,
+    model: Any,
+    representative: np.ndarray,
+    check_pixels: np.ndarray,
+    golden_pixels: np.ndarray,
+    *,
+    version: str = "1.0.0",
+) -> dict[str, Any]:
     """Write ``lane_f32.tflite``, ``lane_int8.tflite``, goldens and ``manifest.json``.
 
     Returns:

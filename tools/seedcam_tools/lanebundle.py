@@ -22,7 +22,14 @@ log = logging.getLogger(__name__)
 ACCEPTANCE = {"offset_mae_m": 0.015, "heading_mae_deg": 1.5}
 
 
-def ship_lane_bundle(keras_path: Path, out_dir: Path, *, eval_samples: int = 1000, eval_seed: int = 0, train_info: dict[str, Any] | None = None) -> dict[str, Any]:
+def ship_lane_bundle(
+    keras_path: Path,
+    out_dir: Path,
+    *,
+    eval_samples: int = 1000,
+    eval_seed: int = 0,
+    train_info: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """Export ``keras_path`` into the bundle folder ``out_dir`` and record its metrics.
 
     Representative (INT8 calibration) data and the float-check inputs come from
@@ -33,14 +40,18 @@ def ship_lane_bundle(keras_path: Path, out_dir: Path, *, eval_samples: int = 100
 
     from .train_lane import _presence_loss, _state_loss
 
-    model = keras.models.load_model(keras_path, custom_objects={"_state_loss": _state_loss, "_presence_loss": _presence_loss}, compile=False)
+    model = keras.models.load_model(
+        keras_path, custom_objects={"_state_loss": _state_loss, "_presence_loss": _presence_loss}, compile=False
+    )
     rep = generate(0, 500)
     golden = make_sample(VAL_SEED_BASE)[0]
     facts = write_lane_bundle(out_dir, model, rep.x, rep.x[:100], golden)
     results = {}
     for prec, name in (("float32", "lane_f32.tflite"), ("int8", "lane_int8.tflite")):
         r = evaluate_lane(out_dir / name, seed=eval_seed, samples=eval_samples)
-        r["passes_acceptance"] = bool(r["offset_mae_m"] <= ACCEPTANCE["offset_mae_m"] and r["heading_mae_deg"] <= ACCEPTANCE["heading_mae_deg"])
+        r["passes_acceptance"] = bool(
+            r["offset_mae_m"] <= ACCEPTANCE["offset_mae_m"] and r["heading_mae_deg"] <= ACCEPTANCE["heading_mae_deg"]
+        )
         results[prec] = r
         log.info("%s: %s", prec, r)
     metrics = {
@@ -49,7 +60,12 @@ def ship_lane_bundle(keras_path: Path, out_dir: Path, *, eval_samples: int = 100
         "heldout": {"seed_base": HELDOUT_SEED_BASE, "eval_seed": eval_seed, **results},
         "acceptance": ACCEPTANCE,
         "training": train_info or {},
-        "reproduce": f"python -c \"from seedcam_tools.evaluate import evaluate_lane; print(evaluate_lane('models/lane/lane_int8.tflite', seed={eval_seed}, samples={eval_samples}))\"",
+        "reproduce": (
+            'python -c "from seedcam_tools.evaluate import evaluate_lane; '
+            f"print(evaluate_lane('models/lane/lane_int8.tflite', seed={eval_seed}, samples={eval_samples}))\""
+        ),
     }
-    (Path(out_dir) / "metrics.json").write_text(json.dumps(metrics, indent=2, default=lambda o: float(o) if isinstance(o, np.floating) else str(o)) + "\n")
+    (Path(out_dir) / "metrics.json").write_text(
+        json.dumps(metrics, indent=2, default=lambda o: float(o) if isinstance(o, np.floating) else str(o)) + "\n"
+    )
     return metrics

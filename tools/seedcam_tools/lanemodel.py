@@ -22,7 +22,10 @@ def _conv(x: keras.KerasTensor, filters: int, stride: int, name: str) -> keras.K
 
 def build_lane_model(width_mult: float = 1.0) -> keras.Model:
     """Build the network (input: normalised float RGB ``(64, 128, 3)``)."""
-    c = lambda n: max(8, round(n * width_mult))
+
+    def c(n: int) -> int:
+        return max(8, round(n * width_mult))
+
     inp = keras.Input((LANE_INPUT.height, LANE_INPUT.width, 3), name="image")
     x = _conv(inp, c(16), 2, "s1")  # 32 x 64
     x = _conv(x, c(32), 2, "s2")  # 16 x 32

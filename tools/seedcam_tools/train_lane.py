@@ -114,6 +114,7 @@ def train_on_data(
     """
     import keras
     import tensorflow as tf
+
     from seedcam_firmware.inference.preprocess import normalise
 
     from .lanemodel import build_lane_model
@@ -123,7 +124,9 @@ def train_on_data(
     steps = epochs * math.ceil(len(train.x) / batch_size)
     # epoch-based cosine decay (reproducible); with max_seconds the same cosine runs
     # over the wall-clock budget instead, so a time-capped run still anneals
-    schedule = lr if max_seconds is not None else keras.optimizers.schedules.CosineDecay(lr, decay_steps=steps, alpha=0.02)
+    schedule = (
+        lr if max_seconds is not None else keras.optimizers.schedules.CosineDecay(lr, decay_steps=steps, alpha=0.02)
+    )
     model.compile(
         optimizer=keras.optimizers.Adam(schedule),
         loss={"mask": "binary_crossentropy", "lane_state": _state_loss, "presence": _presence_loss},
@@ -152,14 +155,21 @@ def train_on_data(
         callbacks.append(_Val())
     x = normalise(train.x, LANE_INPUT)
     hist = model.fit(
-        x, _targets(train), batch_size=batch_size, epochs=epochs, shuffle=True,
-        verbose=2 if progress else 0, callbacks=callbacks,
+        x,
+        _targets(train),
+        batch_size=batch_size,
+        epochs=epochs,
+        shuffle=True,
+        verbose=2 if progress else 0,
+        callbacks=callbacks,
     )
     del tf
     return model, hist.history
 
 
-def train_lane(out_dir: Path, *, seed: int = 0, samples: int = 48000, epochs: int = 6, progress: bool = False) -> LaneMetrics:
+def train_lane(
+    out_dir: Path, *, seed: int = 0, samples: int = 48000, epochs: int = 6, progress: bool = False
+) -> LaneMetrics:
     """Generate data, train, and save ``lane.keras`` + ``train_metrics.json`` in ``out_dir``.
 
     Args:

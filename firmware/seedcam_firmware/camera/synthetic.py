@@ -31,7 +31,9 @@ class SyntheticCamera(CameraSource):
         scripted: when given, every frame renders this scene (fresh noise each frame).
     """
 
-    def __init__(self, *, fps: float = 30.0, seed: int = 0, size: tuple[int, int] = (320, 240), scripted: SceneSpec | None = None) -> None:
+    def __init__(
+        self, *, fps: float = 30.0, seed: int = 0, size: tuple[int, int] = (320, 240), scripted: SceneSpec | None = None
+    ) -> None:
         if fps <= 0:
             raise ValueError("fps must be > 0")
         self.size = (int(size[0]), int(size[1]))

@@ -99,12 +99,16 @@ class ModelManifest:
             raise BundleError(f"model file listed in the manifest is missing: {self.file}")
         got = sha256_file(self.file)
         if got != self.sha256:
-            raise BundleError(f"sha256 mismatch for {self.file.name}: manifest {self.sha256[:12]}..., file {got[:12]}...")
+            raise BundleError(
+                f"sha256 mismatch for {self.file.name}: manifest {self.sha256[:12]}..., file {got[:12]}..."
+            )
 
     def check_firmware(self, firmware_version: str) -> None:
         """Raise :class:`BundleError` when ``firmware_version`` is older than required."""
         if _version_tuple(firmware_version) < _version_tuple(self.min_firmware_version):
-            raise BundleError(f"model {self.id} needs firmware >= {self.min_firmware_version}, running {firmware_version}")
+            raise BundleError(
+                f"model {self.id} needs firmware >= {self.min_firmware_version}, running {firmware_version}"
+            )
 
 
 def _parse_input(d: Any) -> InputSpec:
@@ -113,8 +117,12 @@ def _parse_input(d: Any) -> InputSpec:
         if len(shape) != 4 or shape[0] != 1 or shape[3] != 3:
             raise BundleError(f"input shape must be [1, H, W, 3], got {shape}")
         return InputSpec(
-            width=shape[2], height=shape[1], crop_top=float(d.get("crop_top", 0.0)),
-            color_order=str(d.get("color_order", "RGB")), mean=float(d.get("mean", 0.0)), std=float(d.get("std", 255.0)),
+            width=shape[2],
+            height=shape[1],
+            crop_top=float(d.get("crop_top", 0.0)),
+            color_order=str(d.get("color_order", "RGB")),
+            mean=float(d.get("mean", 0.0)),
+            std=float(d.get("std", 255.0)),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise BundleError(f"invalid manifest 'input': {exc}") from exc
@@ -166,12 +174,21 @@ def load_manifest(path: str | Path, *, precision: str | None = None, verify: boo
     golden_in = raw.get("golden_input")
     golden_out = entry.get("golden_output")
     m = ModelManifest(
-        id=str(raw["id"]), name=str(raw["name"]), version=str(raw["version"]), task=str(raw["task"]),
-        precision=prec, file=base / fname, sha256=sha, input=_parse_input(raw["input"]), outputs=outputs,
-        decoder=dict(raw.get("decoder", {})), camera=dict(raw.get("camera", {})),
+        id=str(raw["id"]),
+        name=str(raw["name"]),
+        version=str(raw["version"]),
+        task=str(raw["task"]),
+        precision=prec,
+        file=base / fname,
+        sha256=sha,
+        input=_parse_input(raw["input"]),
+        outputs=outputs,
+        decoder=dict(raw.get("decoder", {})),
+        camera=dict(raw.get("camera", {})),
         min_firmware_version=str(raw["min_firmware_version"]),
         golden_input=base / golden_in if golden_in else None,
-        golden_output=base / golden_out if golden_out else None, bundle_dir=base,
+        golden_output=base / golden_out if golden_out else None,
+        bundle_dir=base,
     )
     _version_tuple(m.version)
     _version_tuple(m.min_firmware_version)

@@ -40,10 +40,13 @@ class SyntheticDrive:
         self._rng = np.random.default_rng(seed)
         base = random_scene(self._rng)
         self._base = replace(
-            base, left_style="solid" if base.left_style == "none" else base.left_style,
+            base,
+            left_style="solid" if base.left_style == "none" else base.left_style,
             right_style="solid" if base.right_style == "none" else base.right_style,
-            left_contrast=max(base.left_contrast, 0.5), right_contrast=max(base.right_contrast, 0.5),
-            objects=(), motion_blur_px=0.0,
+            left_contrast=max(base.left_contrast, 0.5),
+            right_contrast=max(base.right_contrast, 0.5),
+            objects=(),
+            motion_blur_px=0.0,
         )
         self._offset = _Wander(self._rng, 0.9 * RANGES["offset_m"], (6.0, 20.0))
         self._heading = _Wander(self._rng, 0.8 * RANGES["heading_rad"], (4.0, 12.0))
@@ -73,7 +76,11 @@ class SyntheticDrive:
         width = self._base.lane_width_m
         while self._travelled + 3.0 > self._next_object_at:  # spawn objects 3 m ahead
             kind = OBJECT_KINDS[int(self._rng.integers(len(OBJECT_KINDS)))]
-            text = f"AGV-{int(self._rng.integers(1000)):03d}" if kind == "plate" else ("30" if kind == "speed_limit" else "")
+            text = (
+                f"AGV-{int(self._rng.integers(1000)):03d}"
+                if kind == "plate"
+                else ("30" if kind == "speed_limit" else "")
+            )
             side = 1.0 if self._rng.random() < 0.5 else -1.0
             self._objects.append((self._next_object_at, side * (width / 2 + 0.15), kind, text))
             self._next_object_at += float(self._rng.uniform(2.0, 5.0))

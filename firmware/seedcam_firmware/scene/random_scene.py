@@ -17,10 +17,19 @@ P_ONE_LINE = 0.12
 P_LOST = 0.04
 
 _LINE_COLOURS = ((0.95, 0.95, 0.95), (0.9, 0.92, 0.88), (0.15, 0.8, 0.95), (0.2, 0.75, 0.9))
-_FLOORS = ((0.35, 0.35, 0.37), (0.25, 0.25, 0.26), (0.42, 0.45, 0.5), (0.3, 0.38, 0.45), (0.5, 0.5, 0.5), (0.2, 0.22, 0.2))
+_FLOORS = (
+    (0.35, 0.35, 0.37),
+    (0.25, 0.25, 0.26),
+    (0.42, 0.45, 0.5),
+    (0.3, 0.38, 0.45),
+    (0.5, 0.5, 0.5),
+    (0.2, 0.22, 0.2),
+)
 
 
-def random_objects(rng: np.random.Generator, spec_pose: tuple[float, float, float, float], n: int) -> tuple[SceneObject, ...]:
+def random_objects(
+    rng: np.random.Generator, spec_pose: tuple[float, float, float, float], n: int
+) -> tuple[SceneObject, ...]:
     """``n`` random signs / plates standing beside the lane, 0.5..3 m ahead along it.
 
     Args:
@@ -76,7 +85,13 @@ def random_scene(rng: np.random.Generator) -> SceneSpec:
     floor = np.asarray(_FLOORS[int(rng.integers(len(_FLOORS)))]) * rng.uniform(0.8, 1.2, 3)
     line = np.asarray(_LINE_COLOURS[int(rng.integers(len(_LINE_COLOURS)))]) * rng.uniform(0.9, 1.05)
     shadows = tuple(
-        (float(rng.uniform(0.1, 1.2)), float(rng.uniform(-0.5, 0.5)), float(rng.uniform(0.05, 0.4)), float(rng.uniform(0.05, 0.4)), float(rng.uniform(0.2, 0.6)))
+        (
+            float(rng.uniform(0.1, 1.2)),
+            float(rng.uniform(-0.5, 0.5)),
+            float(rng.uniform(0.05, 0.4)),
+            float(rng.uniform(0.05, 0.4)),
+            float(rng.uniform(0.2, 0.6)),
+        )
         for _ in range(int(rng.choice([0, 0, 1, 2, 3])))
     )
     n_obj = int(rng.choice([0, 0, 0, 1, 1, 2]))

@@ -37,7 +37,9 @@ def render(
     return image, truth
 
 
-def _line_coverage(lat: np.ndarray, arc: np.ndarray, fp: np.ndarray, centre: float, spec: SceneSpec, style: str) -> np.ndarray:
+def _line_coverage(
+    lat: np.ndarray, arc: np.ndarray, fp: np.ndarray, centre: float, spec: SceneSpec, style: str
+) -> np.ndarray:
     half = spec.line_width_m / 2.0
     cov = np.clip((np.float32(half) - np.abs(lat - np.float32(centre))) / fp + 0.5, 0.0, 1.0)
     if style == "dashed":
@@ -137,17 +139,23 @@ def _draw_objects(img: np.ndarray, spec: SceneSpec, camera: CameraModel) -> tupl
         roi = img[iy0:iy1, ix0:ix1]
         roi[:] = roi * (1.0 - a) + warped * a
         box = (bx0 / w, by0 / h, (bx1 + 1.0) / w, (by1 + 1.0) / h)
-        truths.append((obj.forward_m, ObjectTruth(obj.kind, obj.text, tuple(float(np.clip(v, 0, 1)) for v in box), obj.forward_m, obj.left_m)))
+        truths.append(
+            (
+                obj.forward_m,
+                ObjectTruth(obj.kind, obj.text, tuple(float(np.clip(v, 0, 1)) for v in box), obj.forward_m, obj.left_m),
+            )
+        )
     truths.sort(key=lambda t: t[0])
     return tuple(t for _, t in truths)
 
 
 def _camera_effects(img: np.ndarray, spec: SceneSpec, rng: np.random.Generator) -> np.ndarray:
-    """Lighting, blur and sensor noise; returns uint8."""
-    img = np.clip(img * np.float32(spec.gain), 0.0, 1.0)
-    if abs(spec.gamma - 1.0) > 1e-3:
-        img = img ** np.float32(spec.gamma)
+    """Lighting, blur and sensor noise (in place on the float32 ``img``); returns uint8."""
     img32 = img.astype(np.float32, copy=False)
+    np.multiply(img32, np.float32(spec.gain), out=img32)
+    np.clip(img32, 0.0, 1.0, out=img32)
+    if abs(spec.gamma - 1.0) > 1e-3:
+        cv2.pow(img32, spec.gamma, dst=img32)
     if spec.motion_blur_px >= 1.0:
         k = math.ceil(spec.motion_blur_px) | 1
         kernel = np.zeros((k, k), np.float32)
@@ -158,8 +166,13 @@ def _camera_effects(img: np.ndarray, spec: SceneSpec, rng: np.random.Generator) 
     if spec.defocus_sigma_px > 0.1:
         img32 = cv2.GaussianBlur(img32, (0, 0), spec.defocus_sigma_px)
     if spec.noise_sigma > 0:
-        img32 = img32 + rng.standard_normal(img32.shape, dtype=np.float32) * np.float32(spec.noise_sigma)
-    return np.clip(img32 * 255.0 + 0.5, 0, 255).astype(np.uint8)
+        noise = rng.standard_normal(img32.shape, dtype=np.float32)
+        noise *= np.float32(spec.noise_sigma)
+        img32 += noise
+    img32 *= np.float32(255.0)
+    img32 += np.float32(0.5)
+    np.clip(img32, 0.0, 255.0, out=img32)
+    return img32.astype(np.uint8)
 
 
 def render_with_mask(
