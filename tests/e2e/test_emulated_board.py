@@ -18,7 +18,6 @@ from seedcam.transport import open_transport
 pytestmark = pytest.mark.e2e
 
 LANE_INT8 = MODELS / "lane" / "lane_int8.tflite"
-needs_lane_model = pytest.mark.skipif(not LANE_INT8.exists(), reason="the lane model is not shipped yet")
 
 
 def write_scene(path: Path, offset_m: float, heading_rad: float, curvature_per_m: float) -> Path:
@@ -37,7 +36,6 @@ def wait_until(condition, timeout: float, what: str) -> None:  # noqa: ANN001
         time.sleep(0.02)  # polling a condition with a deadline
 
 
-@needs_lane_model
 @pytest.mark.parametrize(
     ("offset_m", "heading_rad", "curvature_per_m"),
     [(0.05, -0.06, 0.2), (-0.08, 0.10, -0.4)],
@@ -64,7 +62,6 @@ def test_lane_matches_scene_truth_with_shipped_int8(
         assert abs(math.degrees(lane.heading_rad - heading_rad)) <= 3.0, (lane, heading_rad)
 
 
-@needs_lane_model
 def test_host_script_survives_firmware_restart_and_learns_of_the_reboot(firmware_factory) -> None:
     first = firmware_factory("--fps", "20")
     received: list[seedcam.Result] = []
@@ -98,7 +95,6 @@ def test_host_script_survives_firmware_restart_and_learns_of_the_reboot(firmware
     second.terminate()
 
 
-@needs_lane_model
 def test_corrupted_frames_are_counted_and_never_break_either_side(firmware_factory) -> None:
     fw = firmware_factory("--fps", "30")
     device_side = open_transport(fw.link)

@@ -235,7 +235,6 @@ def test_undecodable_request_is_answered_and_the_link_keeps_serving(make_board: 
     assert board.daemon.health().undecodable_requests == 1
 
 
-@pytest.mark.skipif(not LANE_INT8.exists(), reason="the lane model is not shipped")
 def test_lane_task_results_carry_lane_state_and_model_id(make_board: Callable[..., Board]) -> None:
     board = make_board(tasks={"enabled": ["lane"]}, camera={"width": 320, "height": 240, "fps": 15.0})
     sensor = board.connect()
