@@ -103,12 +103,14 @@ class Model:
         if len(sigs) != 1:
             raise ModelError(f"{self.path}: expected exactly one signature, found {sorted(sigs)}")
         self._sig_key = next(iter(sigs))
-        self._runner = self.interpreter.get_signature_runner(self._sig_key)
-        in_details = self._runner.get_input_details()
+        runner = self.interpreter.get_signature_runner(self._sig_key)  # only for the tensors' names
+        in_details = runner.get_input_details()
         if len(in_details) != 1:
             raise ModelError(f"{self.path}: expected one input tensor, found {len(in_details)}")
         self._input_name, self._input = next(iter(in_details.items()))
-        self._outputs = self._runner.get_output_details()
+        self._outputs = runner.get_output_details()
+        del runner  # it keeps views into the interpreter, which would block invoke()
+        self.interpreter.allocate_tensors()
         got_shape = tuple(int(v) for v in self._input["shape"])
         if input_shape is not None and got_shape != tuple(input_shape):
             raise ModelError(f"{self.path}: input shape {got_shape} does not match the manifest's {tuple(input_shape)}")
@@ -117,6 +119,17 @@ class Model:
             want = {k: tuple(v) for k, v in outputs.items()}
             if got != want:
                 raise ModelError(f"{self.path}: outputs {got} do not match the manifest's {want}")
+
+    def takes_raw_pixels(self, mean: float, std: float) -> bool:
+        """True when quantizing ``(pixels - mean) / std`` gives back the uint8 pixels themselves.
+
+        Then a caller may feed the resized uint8 image directly and skip the
+        float round trip (a full-INT8 model calibrated on 0..1 inputs).
+        """
+        if np.dtype(self._input["dtype"]) != np.uint8:
+            return False
+        scale, zero = self._input["quantization"]
+        return bool(scale) and abs(std * scale - 1.0) < 1e-6 and abs(zero + mean / std / scale) < 1e-6
 
     @property
     def input_details(self) -> dict[str, Any]:
@@ -153,8 +166,12 @@ class Model:
         shape = tuple(int(v) for v in self._input["shape"])
         if tuple(x.shape) != shape:
             raise ModelError(f"{self.path}: input of shape {tuple(x.shape)} given, model expects {shape}")
+        interpreter = self.interpreter
         try:
-            raw = self._runner(**{self._input_name: self._quantize_input(x)})
+            # Direct tensor access: the signature runner costs as much again as this small model's invoke.
+            interpreter.set_tensor(self._input["index"], self._quantize_input(x))
+            interpreter.invoke()
+            raw = {name: interpreter.get_tensor(d["index"]) for name, d in self._outputs.items()}
         except (ValueError, RuntimeError) as exc:
             raise ModelError(f"{self.path}: invoke failed: {exc}") from exc
         out: dict[str, np.ndarray] = {}

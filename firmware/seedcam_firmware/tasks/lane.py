@@ -11,7 +11,7 @@ from seedcam_firmware import __version__
 from seedcam_firmware.config import FirmwareConfig
 from seedcam_firmware.inference.lane import decode_lane
 from seedcam_firmware.inference.manifest import ModelManifest, load_manifest
-from seedcam_firmware.inference.preprocess import preprocess
+from seedcam_firmware.inference.preprocess import crop_resize, normalise
 from seedcam_firmware.inference.runtime import Model
 from seedcam_firmware.tasks.base import TaskOutput
 
@@ -42,6 +42,8 @@ class LaneTask:
             num_threads=num_threads,
             delegate=delegate,
         )
+        spec = manifest.input
+        self._raw_pixels = self._model.takes_raw_pixels(spec.mean, spec.std)
         self.model = ModelInfo(
             id=f"{manifest.id}-{manifest.precision}",
             name=manifest.name,
@@ -56,7 +58,9 @@ class LaneTask:
 
     def run(self, image: np.ndarray) -> TaskOutput:
         start = time.perf_counter()
-        tensor = preprocess(image, self.manifest.input)
+        spec = self.manifest.input
+        pixels = crop_resize(image, spec)[None]
+        tensor = pixels if self._raw_pixels else normalise(pixels, spec)
         preprocessed = time.perf_counter()
         outputs = self._model.invoke(tensor)
         invoked = time.perf_counter()
