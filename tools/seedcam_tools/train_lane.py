@@ -120,6 +120,7 @@ def train_on_data(
     from .lanemodel import build_lane_model
 
     keras.utils.set_random_seed(seed)
+    tf.config.experimental.enable_op_determinism()  # same seed and data -> the same weights
     model = build_lane_model()
     steps = epochs * math.ceil(len(train.x) / batch_size)
     # epoch-based cosine decay (reproducible); with max_seconds the same cosine runs
