@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from seedcam_firmware.errors import ConfigError
+from seedcam_firmware.errors import ConfigError, UnknownConfigKey
 
 __all__ = [
     "KNOWN_TASKS",
@@ -282,7 +282,7 @@ def parse_text(spec: KeySpec, text: str, source: str) -> Any:
     return text
 
 
-def unknown_key_error(key: str, known: Iterable[str], source: str) -> ConfigError:
+def unknown_key_error(key: str, known: Iterable[str], source: str) -> UnknownConfigKey:
     """Build the error for an unknown section or key, with a suggestion.
 
     Args:
@@ -291,7 +291,7 @@ def unknown_key_error(key: str, known: Iterable[str], source: str) -> ConfigErro
         source: the file or other origin.
 
     Returns:
-        The :class:`ConfigError` to raise.
+        The :class:`UnknownConfigKey` to raise.
     """
     known = list(known)
     what = "key" if "." in key else "section"
@@ -299,7 +299,7 @@ def unknown_key_error(key: str, known: Iterable[str], source: str) -> ConfigErro
     close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
     if close:
         msg += f" (did you mean '{close[0]}'?)"
-    return ConfigError(msg)
+    return UnknownConfigKey(msg)
 
 
 # ---- key-specific checks ------------------------------------------------------

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from seedcam.errors import BundleError, SensorError
 
-__all__ = ["FirmwareError", "ConfigError", "CameraError", "ModelError", "BundleError"]
+__all__ = ["FirmwareError", "ConfigError", "UnknownConfigKey", "CameraError", "ModelError", "BundleError"]
 
 
 class FirmwareError(SensorError):
@@ -13,6 +13,13 @@ class FirmwareError(SensorError):
 
 class ConfigError(FirmwareError, ValueError):
     """The configuration file or a config change is invalid (names the key and file)."""
+
+
+class UnknownConfigKey(ConfigError, KeyError):
+    """A config section or key that does not exist (the message names it and suggests one)."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else ""
 
 
 class CameraError(FirmwareError, OSError):

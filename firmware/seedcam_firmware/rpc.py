@@ -10,7 +10,7 @@ from typing import Protocol
 from seedcam._proto import seedcam_pb2 as pb
 from seedcam.protocol import codec
 from seedcam.types import ConfigValue, DeviceInfo, ModelInfo, Snapshot, TaskList
-from seedcam_firmware.errors import ConfigError, FirmwareError
+from seedcam_firmware.errors import ConfigError, FirmwareError, UnknownConfigKey
 
 __all__ = ["DeviceServices", "RequestFailed", "Dispatcher"]
 
@@ -26,7 +26,11 @@ class RequestFailed(FirmwareError):
 
 
 class DeviceServices(Protocol):
-    """What the daemon offers to the host. Methods raise :class:`RequestFailed` or ConfigError."""
+    """What the daemon offers to the host.
+
+    Methods raise :class:`RequestFailed`, :class:`UnknownConfigKey` (answered NOT_FOUND)
+    or :class:`ConfigError` (answered INVALID_ARGUMENT).
+    """
 
     def device_info(self) -> DeviceInfo: ...
 
@@ -58,9 +62,10 @@ class Dispatcher:
             return handler(getattr(request, kind))
         except RequestFailed as exc:
             return pb.Response(status=exc.status, message=str(exc))
+        except UnknownConfigKey as exc:
+            return pb.Response(status=pb.STATUS_NOT_FOUND, message=str(exc))
         except ConfigError as exc:
-            status = pb.STATUS_NOT_FOUND if "unknown" in str(exc).lower() else pb.STATUS_INVALID_ARGUMENT
-            return pb.Response(status=status, message=str(exc))
+            return pb.Response(status=pb.STATUS_INVALID_ARGUMENT, message=str(exc))
         except Exception as exc:  # a handler bug answers INTERNAL instead of killing the link
             log.exception("request %s failed", kind)
             return pb.Response(status=pb.STATUS_INTERNAL, message=f"{type(exc).__name__}: {exc}")

@@ -280,8 +280,8 @@ class Sensor:
 
     # ------------------------------------------------------------------ calls
 
-    def call(self, request: pb.Request, timeout: float | None = None) -> pb.Response:
-        """Send a request and wait for its response (low level; prefer the typed helpers).
+    def _call(self, request: pb.Request, timeout: float | None = None) -> pb.Response:
+        """Send a request and wait for its response (the typed methods build on this).
 
         Raises:
             SensorTimeout: no response within ``timeout`` (default: the sensor's timeout).
@@ -315,7 +315,7 @@ class Sensor:
 
     def info(self, timeout: float | None = None) -> DeviceInfo:
         """Ask the device who it is (versions, boot id, serial number, models)."""
-        response = self.call(pb.Request(info=pb.InfoRequest(host_protocol_version=PROTOCOL_VERSION)), timeout)
+        response = self._call(pb.Request(info=pb.InfoRequest(host_protocol_version=PROTOCOL_VERSION)), timeout)
         info = codec.device_info_from_pb(response.info)
         self._observe_device(info)
         return info
@@ -326,7 +326,7 @@ class Sensor:
         Raises:
             RpcError: ``NOT_FOUND`` for an unknown key.
         """
-        response = self.call(pb.Request(config_get=pb.ConfigGetRequest(key=key)), timeout)
+        response = self._call(pb.Request(config_get=pb.ConfigGetRequest(key=key)), timeout)
         return _config_value(response).value
 
     def config_set(self, key: str, value: object, timeout: float | None = None) -> ConfigValue:
@@ -340,17 +340,17 @@ class Sensor:
             encoded = json.dumps(value)
         except (TypeError, ValueError) as exc:
             raise ValueError(f"config value for {key!r} is not JSON-encodable: {exc}") from exc
-        response = self.call(pb.Request(config_set=pb.ConfigSetRequest(key=key, value_json=encoded)), timeout)
+        response = self._call(pb.Request(config_set=pb.ConfigSetRequest(key=key, value_json=encoded)), timeout)
         return _config_value(response)
 
     def config_reset(self, key: str = "", timeout: float | None = None) -> ConfigValue:
         """Reset a key, a section or (``""``) the whole config to defaults."""
-        response = self.call(pb.Request(config_reset=pb.ConfigResetRequest(key=key)), timeout)
+        response = self._call(pb.Request(config_reset=pb.ConfigResetRequest(key=key)), timeout)
         return _config_value(response)
 
     def models(self, timeout: float | None = None) -> tuple[ModelInfo, ...]:
         """List the model bundles on the device."""
-        response = self.call(pb.Request(list_models=pb.ListModelsRequest()), timeout)
+        response = self._call(pb.Request(list_models=pb.ListModelsRequest()), timeout)
         return tuple(codec.model_info_from_pb(m) for m in response.models.models)
 
     def select_tasks(self, tasks: list[str] | tuple[str, ...], timeout: float | None = None) -> TaskList:
@@ -359,7 +359,7 @@ class Sensor:
         Raises:
             RpcError: ``INVALID_ARGUMENT`` for an unknown task.
         """
-        response = self.call(pb.Request(select_tasks=pb.SelectTasksRequest(tasks=list(tasks))), timeout)
+        response = self._call(pb.Request(select_tasks=pb.SelectTasksRequest(tasks=list(tasks))), timeout)
         return TaskList(tuple(response.tasks.enabled), tuple(response.tasks.available))
 
     def snapshot(self, quality: int = 0, timeout: float | None = None) -> Snapshot:
@@ -371,7 +371,7 @@ class Sensor:
         """
         if not 0 <= quality <= 100:
             raise ValueError("JPEG quality must be 0..100")
-        response = self.call(pb.Request(snapshot=pb.SnapshotRequest(quality=quality)), timeout)
+        response = self._call(pb.Request(snapshot=pb.SnapshotRequest(quality=quality)), timeout)
         s = response.snapshot
         return Snapshot(s.jpeg, s.frame_id, s.capture_timestamp_us, s.width, s.height)
 
@@ -382,7 +382,7 @@ class Sensor:
             ProtocolError: the payload came back altered.
         """
         start = time.monotonic()
-        response = self.call(pb.Request(ping=pb.PingRequest(payload=payload)), timeout)
+        response = self._call(pb.Request(ping=pb.PingRequest(payload=payload)), timeout)
         if response.pong.payload != payload:
             raise ProtocolError("ping payload came back altered")
         return time.monotonic() - start

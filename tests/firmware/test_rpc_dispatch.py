@@ -10,7 +10,7 @@ import pytest
 from seedcam._proto import seedcam_pb2 as pb
 from seedcam.protocol import codec
 from seedcam.types import ConfigValue, DeviceInfo, ModelInfo, Snapshot, TaskList
-from seedcam_firmware.errors import CameraError, ConfigError
+from seedcam_firmware.errors import CameraError, ConfigError, UnknownConfigKey
 from seedcam_firmware.rpc import Dispatcher, RequestFailed
 
 MODELS = (
@@ -161,8 +161,9 @@ def test_snapshot(dispatch: Dispatcher, services: RecordingServices, quality: in
     [
         (RequestFailed(pb.STATUS_FAILED_PRECONDITION, "no camera frame captured yet"), pb.STATUS_FAILED_PRECONDITION),
         (RequestFailed(pb.STATUS_BUSY, "transfer in progress"), pb.STATUS_BUSY),
-        (ConfigError("unknown config key 'camera.fsp'"), pb.STATUS_NOT_FOUND),
-        (ConfigError("Unknown or unloaded task(s) nope"), pb.STATUS_NOT_FOUND),
+        (UnknownConfigKey("unknown config key 'camera.fsp'"), pb.STATUS_NOT_FOUND),
+        (ConfigError("link.url 'ftp://x' has an unknown scheme"), pb.STATUS_INVALID_ARGUMENT),
+        (ConfigError("unknown or unloaded task(s) nope"), pb.STATUS_INVALID_ARGUMENT),
         (ConfigError("camera.fps must be a number, got str 'fast'"), pb.STATUS_INVALID_ARGUMENT),
         (RuntimeError("handler bug"), pb.STATUS_INTERNAL),
         (CameraError("camera unplugged"), pb.STATUS_INTERNAL),

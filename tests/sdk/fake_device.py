@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import pytest
+
 import seedcam
 from seedcam._proto import seedcam_pb2 as pb
 from seedcam.protocol import codec
@@ -37,7 +38,7 @@ from seedcam.types import (
     Snapshot,
     TaskList,
 )
-from seedcam_firmware.errors import ConfigError
+from seedcam_firmware.errors import ConfigError, UnknownConfigKey
 from seedcam_firmware.link_server import LinkServer
 from seedcam_firmware.rpc import DeviceServices, Dispatcher, RequestFailed
 
@@ -90,7 +91,7 @@ class FakeServices(DeviceServices):
 
     Attributes:
         boot_id: reported by :meth:`device_info`; change it to fake a reboot.
-        config: flat dotted-key config; unknown keys raise ``ConfigError("unknown ...")``
+        config: flat dotted-key config; unknown keys raise ``UnknownConfigKey``
             (answered NOT_FOUND), non-int values for int keys ``ConfigError`` (INVALID_ARGUMENT).
         snapshot_gate: when set to an unset Event, :meth:`snapshot` blocks on it (bounded);
             :attr:`snapshot_entered` is set once the call is inside.
@@ -144,13 +145,13 @@ class FakeServices(DeviceServices):
         if not key:
             return ConfigValue("", dict(self.config))
         if key not in self.config:
-            raise ConfigError(f"unknown config key {key!r}")
+            raise UnknownConfigKey(f"unknown config key {key!r}")
         return ConfigValue(key, self.config[key], False)
 
     def config_set(self, key: str, value: object) -> ConfigValue:
         self._enter("config_set")
         if key not in self.config:
-            raise ConfigError(f"unknown config key {key!r}")
+            raise UnknownConfigKey(f"unknown config key {key!r}")
         if isinstance(self.config[key], int) and (not isinstance(value, int) or isinstance(value, bool)):
             raise ConfigError(f"{key} must be an integer, got {value!r}")
         self.config[key] = value

@@ -172,10 +172,10 @@ def test_unsupported_request(device: FakeDevice) -> None:
     newer = pb.Request()
     newer.ParseFromString(b"\xfa\x01\x00")  # field 31: a request kind from a newer host
     with pytest.raises(RpcError) as exc:
-        device.sensor.call(newer, timeout=WAIT_S)
+        device.sensor._call(newer, timeout=WAIT_S)
     assert exc.value.status == "UNSUPPORTED"
     with pytest.raises(RpcError) as exc:
-        device.sensor.call(pb.Request(), timeout=WAIT_S)
+        device.sensor._call(pb.Request(), timeout=WAIT_S)
     assert exc.value.status == "UNSUPPORTED"
 
 
