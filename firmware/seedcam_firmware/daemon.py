@@ -9,8 +9,8 @@ import tempfile
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
+from urllib.parse import parse_qsl, urlsplit
 
 import cv2
 
@@ -82,6 +82,7 @@ class Daemon:
                 Dispatcher(self),
                 on_connect=self._send_hello,
                 max_frame_size=cfg.link.max_frame_size,
+                line_rate_bps=_line_rate(cfg.link.url, cfg.link.baudrate),
                 transport_options=_transport_options(cfg.link.url, cfg.link.baudrate),
             )
         except BaseException:
@@ -129,8 +130,9 @@ class Daemon:
 
     def _send_result(self, result: Result) -> None:
         assert self._link is not None
-        result = replace(result, send_timestamp_us=time.monotonic_ns() // 1000)
-        self._link.send(Channel.RESULT, codec.result_to_pb(result))
+        message = codec.result_to_pb(result)
+        message.send_timestamp_us = time.monotonic_ns() // 1000
+        self._link.send(Channel.RESULT, message)
 
     def _send_hello(self) -> None:
         assert self._link is not None
@@ -239,8 +241,20 @@ class Daemon:
             log.info("config %s changed; takes effect after a restart", key)
 
 
+def _is_uart(url: str) -> bool:
+    return url.startswith("/dev/") and not url.startswith("/dev/pts/")
+
+
+def _line_rate(url: str, baudrate: int) -> int | None:
+    """The link's line rate when it has one: a UART's baud rate, or a ``?throttle=BAUD`` URL."""
+    throttle = dict(parse_qsl(urlsplit(url).query)).get("throttle")
+    if throttle and throttle.isdigit():
+        return int(throttle)
+    return baudrate if _is_uart(url) else None
+
+
 def _transport_options(url: str, baudrate: int) -> dict[str, object]:
-    if url.startswith("/dev/") and not url.startswith("/dev/pts/"):
+    if _is_uart(url):
         return {"baudrate": baudrate}
     return {}
 

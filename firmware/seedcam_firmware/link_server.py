@@ -15,7 +15,7 @@ from google.protobuf.message import Message
 from seedcam._proto import seedcam_pb2 as pb
 from seedcam.errors import LinkBroken, ProtocolError, SensorError
 from seedcam.protocol import codec
-from seedcam.protocol.framing import Channel, Decoder, Encoder, Flag, Frame, LinkCounters
+from seedcam.protocol.framing import DELIMITER, Channel, Decoder, Encoder, Flag, Frame, LinkCounters
 from seedcam.transport import Transport, open_transport
 
 __all__ = ["LinkServer", "RequestHandler"]
@@ -26,6 +26,8 @@ RequestHandler = Callable[[pb.Request], pb.Response]
 
 _READ_CHUNK = 65536
 _POLL_S = 0.1
+_FAST_LINK_BPS = 10_000_000  # pty, TCP, USB: assume at least ~1 MB/s
+_RESYNC_TIMEOUT_S = 0.05
 
 
 class LinkServer:
@@ -41,7 +43,9 @@ class LinkServer:
         handler: turns a request into a response (never raises).
         on_connect: called after the link (re)opens, e.g. to send a Hello.
         max_frame_size: largest payload accepted or sent.
-        write_timeout: a frame that cannot be written in this time is dropped.
+        write_timeout: a frame that cannot be written in this time (plus twice its
+            time on the wire) is dropped.
+        line_rate_bps: the link's baud rate when it is a UART (or throttled); None = fast.
 
     Raises:
         LinkBroken: the link cannot be opened at start.
@@ -55,6 +59,7 @@ class LinkServer:
         on_connect: Callable[[], None] | None = None,
         max_frame_size: int = 65536,
         write_timeout: float = 0.25,
+        line_rate_bps: int | None = None,
         reopen_interval: float = 0.5,
         transport_options: dict[str, object] | None = None,
     ) -> None:
@@ -62,11 +67,14 @@ class LinkServer:
         self._handler = handler
         self._on_connect = on_connect
         self._write_timeout = write_timeout
+        # a frame may take twice its time on the wire before it counts as stuck (8N1: 10 bits a byte)
+        self._seconds_per_byte = 2 * 10 / (line_rate_bps or _FAST_LINK_BPS)
         self._reopen_interval = reopen_interval
         self._options = transport_options or {}
         self._encoder = Encoder(max_frame_size=max_frame_size)
         self._decoder = Decoder(max_frame_size=max_frame_size)
         self._send_lock = threading.Lock()
+        self._open_lock = threading.Lock()
         self._stop = threading.Event()
         self.frames_dropped = 0
         self.undecodable_requests = 0
@@ -91,7 +99,8 @@ class LinkServer:
     def close(self) -> None:
         """Stop the reader and close the transport. Idempotent."""
         self._stop.set()
-        transport, self._transport = self._transport, None
+        with self._open_lock:
+            transport, self._transport = self._transport, None
         if transport is not None:
             transport.close()
         if self._thread.is_alive() and threading.current_thread() is not self._thread:
@@ -129,14 +138,26 @@ class LinkServer:
                 self.frames_dropped += 1
                 return False
             try:
-                transport.write(data, self._write_timeout)
+                transport.write(data, self._write_timeout + len(data) * self._seconds_per_byte)
             except SensorError as exc:
                 self.frames_dropped += 1
                 log.debug("dropped %s frame: %s", channel.name, exc)
+                self._end_partial_frame(transport)
                 return False
         return True
 
+    @staticmethod
+    def _end_partial_frame(transport: Transport) -> None:
+        """After a write that may have stopped half-way, a delimiter lets the host resync at once."""
+        try:
+            transport.write(DELIMITER, _RESYNC_TIMEOUT_S)
+        except SensorError:
+            pass  # the link is down or still full; the host's decoder resyncs at the next frame
+
     def _announce(self) -> None:
+        transport = self._transport
+        if transport is not None:
+            self._end_partial_frame(transport)  # whatever the host buffered before is not glued to the Hello
         if self._on_connect is not None:
             try:
                 self._on_connect()
@@ -164,10 +185,18 @@ class LinkServer:
         broken.close()
         while not self._stop.wait(self._reopen_interval):
             try:
-                self._transport = open_transport(self.url, **self._options)
+                transport = open_transport(self.url, **self._options)
             except SensorError as exc:
                 log.debug("reopen of %s failed: %s", self.url, exc)
                 continue
+            with self._open_lock:
+                if self._stop.is_set():
+                    transport.close()
+                    return
+                fresh = Decoder(self._decoder.max_frame_size)  # a new peer: no half frame, no old sequence
+                fresh.counters = self._decoder.counters
+                self._decoder = fresh
+                self._transport = transport
             self._announce()
             return
 

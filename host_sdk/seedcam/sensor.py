@@ -29,7 +29,7 @@ from typing import Any
 from seedcam._proto import seedcam_pb2 as pb
 from seedcam.errors import LinkBroken, ProtocolError, RpcError, SensorError, SensorTimeout
 from seedcam.protocol import codec
-from seedcam.protocol.framing import PROTOCOL_VERSION, Channel, Decoder, Encoder, Flag, Frame
+from seedcam.protocol.framing import DELIMITER, PROTOCOL_VERSION, Channel, Decoder, Encoder, Flag, Frame
 from seedcam.transport import Transport, open_transport
 from seedcam.types import ConfigValue, DeviceInfo, Health, LinkStats, ModelInfo, Result, Snapshot, TaskList
 
@@ -132,7 +132,8 @@ class Sensor:
         self._closed = False
         self._link_error: LinkBroken | None = None
         self._counts = collections.Counter[str]()
-        self._transport: Transport | None = open_transport(url, **transport_options)
+        self._reset_sequence = False  # set by any thread, acted on by the reader thread
+        self._transport: Transport | None = self._open()
         self._reader = threading.Thread(target=self._read_loop, name=f"seedcam-reader {url}", daemon=True)
         self._reader.start()
         try:
@@ -389,6 +390,16 @@ class Sensor:
 
     # ------------------------------------------------------------------ reader thread
 
+    def _open(self) -> Transport:
+        """Open the transport and end any half frame the device may hold from an earlier host."""
+        transport = open_transport(self.url, **self._transport_options)
+        try:
+            transport.write(DELIMITER, self.timeout)
+        except SensorError:
+            transport.close()
+            raise
+        return transport
+
     def _register(self, registry: list[Callable[[Any], None]], callback: Callable[[Any], None]) -> Callable[[], None]:
         with self._state:
             registry.append(callback)
@@ -428,6 +439,9 @@ class Sensor:
                 log.exception("transport read failed")
                 self._on_link_lost(transport, LinkBroken(f"transport failed: {exc}"))
                 continue
+            if self._reset_sequence:
+                self._reset_sequence = False
+                self._decoder.reset_sequence()
             if data:
                 for frame in self._decoder.feed(data):
                     self._dispatch(frame)
@@ -450,7 +464,7 @@ class Sensor:
         if not self.reconnect:
             return False
         try:
-            transport = open_transport(self.url, **self._transport_options)
+            transport = self._open()
         except SensorError:
             with self._state:
                 self._state.wait_for(lambda: self._closed, timeout=self.reconnect_interval)
@@ -493,7 +507,7 @@ class Sensor:
         )
         if rebooted:
             self._counts["reboots"] += 1
-            self._decoder.reset_sequence()
+            self._reset_sequence = True
         self._last_reconnect = event
         log.info("sensor %s back: %s", self.url, "device rebooted" if rebooted else "link restored")
         self._notify(self._reconnect_callbacks, event)

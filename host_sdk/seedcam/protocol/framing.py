@@ -33,6 +33,7 @@ from cobs import cobs
 __all__ = [
     "PROTOCOL_VERSION",
     "DEFAULT_MAX_FRAME_SIZE",
+    "DELIMITER",
     "Channel",
     "Flag",
     "Frame",

@@ -124,7 +124,11 @@ def open_transport(url: str, **options: Any) -> Transport:
     base, params = _split_query(url)
     match = _SCHEME.match(base)
     scheme = match.group(1).lower() if match else _PATH
-    transport = _load(scheme).from_url(base, **options)
+    backend = _load(scheme)
+    try:
+        transport = backend.from_url(base, **options)
+    except TypeError as exc:  # an option this backend does not take
+        raise ValueError(f"{url!r}: bad option for {backend.__name__} ({', '.join(sorted(options))}): {exc}") from exc
     if "throttle" in params:
         from seedcam.transport.throttle import ThrottledTransport
 

@@ -216,7 +216,7 @@ class Transport(abc.ABC):
         Called with the write lock held. Must return promptly after :meth:`_wake`.
         """
 
-    def _wake(self) -> None:
+    def _wake(self) -> None:  # noqa: B027 - optional hook, a no-op by default
         """Unblock an in-flight ``_read``/``_write``; called once, before ``_close``."""
 
     @abc.abstractmethod
