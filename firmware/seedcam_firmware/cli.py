@@ -37,7 +37,10 @@ def _parser() -> argparse.ArgumentParser:
         dest="link.url",
         help="link: 'pty' (prints the pty path), 'pty:///stable/path', a serial device, tcp-listen://host:port",
     )
-    run.add_argument("--pty-link", help="with --link pty: also create this stable symlink to the pty")
+    run.add_argument("--pty-link", help="link on a pty, with this stable symlink to it (instead of --link)")
+    run.add_argument(
+        "--throttle", type=int, metavar="BAUD", help="limit the link to a UART's line rate, e.g. 115200 (8N1)"
+    )
     run.add_argument("--tasks", help="comma-separated tasks to enable, e.g. lane")
     run.add_argument("--lane-precision", dest="models.lane_precision", choices=("int8", "float32"))
     run.add_argument(
@@ -56,6 +59,8 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
     if args.tasks is not None:
         overrides["tasks.enabled"] = [t.strip() for t in args.tasks.split(",") if t.strip()]
     if args.pty_link:
+        if "link.url" in overrides:
+            raise ValueError("give either --link or --pty-link, not both")
         overrides["link.url"] = f"pty://{Path(args.pty_link).absolute()}"
     if "camera.device" in overrides and str(overrides["camera.device"]).isdigit():
         overrides["camera.device"] = int(overrides["camera.device"])
@@ -63,10 +68,12 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from seedcam_firmware.config import load_config
+    from seedcam_firmware.config import config_set, load_config
     from seedcam_firmware.daemon import Daemon
 
     config = load_config(args.config, _overrides(args))
+    if args.throttle is not None:
+        config = config_set(config, "link.url", f"{config.link.url.partition('?')[0]}?throttle={args.throttle}")
     daemon = Daemon(config, config_path=args.config if args.persist_config else None)
     signal.signal(signal.SIGTERM, lambda *_: daemon.request_stop())
     signal.signal(signal.SIGINT, lambda *_: daemon.request_stop())
@@ -103,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     except LinkBroken as exc:
         print(f"seedcam-firmware: link error: {exc}", file=sys.stderr)
         return EXIT_LINK
-    except (FirmwareError, SensorError) as exc:
+    except (FirmwareError, SensorError, ValueError) as exc:
         print(f"seedcam-firmware: error: {exc}", file=sys.stderr)
         return EXIT_USER
     except KeyboardInterrupt:

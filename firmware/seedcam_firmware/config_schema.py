@@ -335,9 +335,16 @@ def check_link_url(url: str) -> str | None:
     plain serial device path (``/dev/ttyGS0``) and ``pair://NAME`` (an in-process
     pair: the daemon embedded in a test or host program).
 
+    Any of them may end in ``?throttle=BAUD`` to behave like a UART of that baud rate.
+
     Returns:
         None when valid, else an error phrase.
     """
+    url, _, query = url.partition("?")
+    if query:
+        key, _, value = query.partition("=")
+        if key != "throttle" or not value.isdigit() or int(value) < 300:
+            return "may only carry ?throttle=BAUD (a baud rate of at least 300)"
     if url == "pty":
         return None
     scheme, sep, rest = url.partition("://")

@@ -63,7 +63,8 @@ class LinkServer:
         reopen_interval: float = 0.5,
         transport_options: dict[str, object] | None = None,
     ) -> None:
-        self.url = "pty://" if url == "pty" else url
+        base, _, query = url.partition("?")
+        self.url = f"pty://?{query}" if base == "pty" and query else "pty://" if base == "pty" else url
         self._handler = handler
         self._on_connect = on_connect
         self._write_timeout = write_timeout
@@ -85,6 +86,7 @@ class LinkServer:
     def device_path(self) -> str:
         """Where a host connects: the pty's stable link or slave path, else the URL."""
         transport = self._transport
+        transport = getattr(transport, "inner", transport)  # look through a throttle
         for attribute in ("link_path", "slave_path"):
             value = getattr(transport, attribute, None)
             if value:

@@ -167,3 +167,19 @@ def test_missing_camera_is_one_clear_line(tmp_path: Path) -> None:
     assert done.returncode == 1
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "/dev/video97" in lines[0] and "Traceback" not in done.stderr
+
+
+def test_snapshot_and_results_over_a_115200_baud_link(firmware_factory) -> None:
+    """A 10+ KB JPEG takes about a second at 115200 baud; it must not be dropped as 'stuck'."""
+    fw = firmware_factory("--fps", "10", "--throttle", "115200")
+    with seedcam.open(fw.link, timeout=10) as sensor:
+        assert sensor.recv(timeout=5) is not None  # the camera is running
+        snap = sensor.snapshot(quality=90)
+        assert snap.jpeg[:2] == b"\xff\xd8" and len(snap.jpeg) > 5000
+        assert sensor.recv(timeout=5) is not None
+        assert sensor.stats.link.corrupted <= 1
+
+
+def test_pty_link_and_link_flags_conflict(tmp_path: Path) -> None:
+    done = run_firmware_cli("run", "--link", "pty", "--pty-link", str(tmp_path / "x"), cwd=tmp_path)
+    assert done.returncode == 1 and "either --link or --pty-link" in done.stderr

@@ -10,6 +10,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
+
 from seedcam_firmware.camera import v4l2
 from seedcam_firmware.camera.base import CameraSource, Frame
 from seedcam_firmware.camera.factory import Pacer, RotatedCamera, fit_image, open_camera

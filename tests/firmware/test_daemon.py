@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+import tomllib
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -12,7 +13,6 @@ from typing import Any
 import cv2
 import numpy as np
 import pytest
-import tomllib
 from conftest import MODELS, run_firmware_cli
 
 import seedcam

@@ -10,13 +10,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import seedcam.ports
 from fake_device import (
     FAKE_JPEG,
     FakeDevice,
     make_device,  # noqa: F401 - fixture
     unique_url,
 )
+
+import seedcam.ports
 from seedcam.cli import main
 from seedcam.ports import SEEDCAM_PID, SEEDCAM_VID, PortInfo
 from seedcam.transport import open_transport

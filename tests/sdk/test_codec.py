@@ -8,6 +8,7 @@ import pytest
 from google.protobuf.message import DecodeError
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from seedcam._proto import seedcam_pb2 as pb
 from seedcam.errors import ProtocolError, SensorError
 from seedcam.protocol import codec

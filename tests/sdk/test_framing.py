@@ -17,6 +17,7 @@ import pytest
 from cobs import cobs
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
 from seedcam.protocol.framing import (
     DEFAULT_MAX_FRAME_SIZE,
     PROTOCOL_VERSION,
@@ -209,7 +210,7 @@ def _mixed_stream() -> tuple[bytes, list[Frame]]:
     ]
     garbage = [b"\x13\x37", b"\x00\x00", b"\xff" * 10 + b"\x00", b"\x05\x00", b""]
     stream = (
-        b"".join(g + encode_frame(f) for g, f in zip(garbage, frames)) + b"junk\x00"
+        b"".join(g + encode_frame(f) for g, f in zip(garbage, frames, strict=True)) + b"junk\x00"
     )
     return stream, frames
 

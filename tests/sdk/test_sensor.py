@@ -13,8 +13,6 @@ import time
 from typing import Any
 
 import pytest
-import seedcam
-import seedcam.ports
 from cobs import cobs
 from fake_device import (  # noqa: F401 - fixtures
     FAKE_JPEG,
@@ -25,6 +23,9 @@ from fake_device import (  # noqa: F401 - fixtures
     unique_url,
     wait_until,
 )
+
+import seedcam
+import seedcam.ports
 from seedcam import LinkBroken, NoSensorFound, RpcError, SensorTimeout
 from seedcam._proto import seedcam_pb2 as pb
 from seedcam.ports import SEEDCAM_PID, SEEDCAM_VID, PortInfo

@@ -59,6 +59,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TextIO
 
+from seedcam.errors import SensorError
+
 __all__ = [
     "UART_BAUD",
     "UART_BYTES_PER_S",
@@ -84,7 +86,7 @@ _WARMUP_RESULTS = 5  # dropped from the statistics: start-up transients
 _READ_CHUNK = 65536  # what the SDK's reader thread asks the transport for
 
 
-class BenchmarkError(RuntimeError):
+class BenchmarkError(SensorError):
     """The benchmark could not run (firmware did not start, no results, ...)."""
 
 
@@ -165,6 +167,7 @@ def _load_lane_model(models_dir: Path, num_threads: int) -> tuple[Any, Any]:
 def _model_input(manifest: Any, model: Any) -> tuple[Any, Any]:
     """A synthetic camera frame, preprocessed: (float input, input quantized to the tensor's dtype)."""
     import numpy as np
+
     from seedcam_firmware.camera.synthetic import SyntheticCamera
     from seedcam_firmware.inference import preprocess
 
@@ -234,7 +237,7 @@ class _Firmware:
         self._env["PYTHONUNBUFFERED"] = "1"
         self._argv = [
             sys.executable, "-m", "seedcam_firmware.cli", "run",
-            "--link", "pty", "--pty-link", str(self.link),
+            "--pty-link", str(self.link),
             "--camera", "synthetic", "--fps", f"{fps:g}", "--tasks", "lane",
         ]  # fmt: skip
         self._proc: subprocess.Popen[str] | None = None
@@ -345,7 +348,8 @@ def _stream(firmware: _Firmware, seconds: float) -> tuple[list[Any], Any, float]
         with lock:
             if len(results) < _WARMUP_RESULTS:
                 raise BenchmarkError(
-                    f"only {len(results)} results within {_CONNECT_TIMEOUT_S:.0f} s of connecting: {firmware.log_tail()}"
+                    f"only {len(results)} results within {_CONNECT_TIMEOUT_S:.0f} s of connecting: "
+                    f"{firmware.log_tail()}"
                 )
             del results[:]
         start = time.monotonic()
@@ -602,7 +606,7 @@ def run_pipeline_benchmark(
         (r.received_monotonic * 1e6 - r.capture_timestamp_us) / 1e3 for r in results
     ]
     result_to_host_ms = [
-        lat - c / 1e3 for lat, c in zip(latencies_ms, capture_to_result_us)
+        lat - c / 1e3 for lat, c in zip(latencies_ms, capture_to_result_us, strict=True)
     ]
     span = results[-1].received_monotonic - results[0].received_monotonic
     achieved_fps = (
@@ -726,7 +730,8 @@ def format_table(report: Mapping[str, Any]) -> str:
             "frames dropped",
             str(health.get("frames_dropped", "n/a")),
             "frames",
-            f"device health; {health.get('frames_captured', '?')} captured, {report['frames_missing_at_host']} missing at host",
+            f"device health; {health.get('frames_captured', '?')} captured, "
+            f"{report['frames_missing_at_host']} missing at host",
         ),
         (
             "Result frame, lane only",
@@ -750,7 +755,8 @@ def format_table(report: Mapping[str, Any]) -> str:
             "vs 921600-baud line",
             f"{report['line_rate_ratio_921600']:.1f}",
             "x",
-            f"host decodes {report['line_rate_ratio_921600']:.0f}x faster than the line delivers ({report['line_results_per_s_921600']:.0f} results/s)",
+            f"host decodes {report['line_rate_ratio_921600']:.0f}x faster than the line delivers "
+            f"({report['line_results_per_s_921600']:.0f} results/s)",
         ),
     ]
     headers = ("figure", "value", "unit", "note")
@@ -771,6 +777,7 @@ def format_table(report: Mapping[str, Any]) -> str:
     if env:
         out.append(
             f"({env.get('cpu_count')} CPUs, load {', '.join(f'{v:.1f}' for v in env.get('loadavg', []))}, "
-            f"Python {env.get('python')}, {env.get('tflite_runtime')}, model {env.get('model_id')}, {env.get('time_utc')})"
+            f"Python {env.get('python')}, {env.get('tflite_runtime')}, model {env.get('model_id')}, "
+            f"{env.get('time_utc')})"
         )
     return "\n".join(out)

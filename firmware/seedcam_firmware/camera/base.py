@@ -47,7 +47,7 @@ class CameraSource(abc.ABC):
     def close(self) -> None:
         """Release the device or file. Idempotent."""
 
-    def __enter__(self) -> "CameraSource":
+    def __enter__(self) -> CameraSource:
         return self
 
     def __exit__(
