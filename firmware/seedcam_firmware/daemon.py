@@ -8,11 +8,13 @@ import secrets
 import tempfile
 import threading
 import time
+import tomllib
 from collections.abc import Sequence
 from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit
 
 import cv2
+import tomli_w
 
 from seedcam._proto import seedcam_pb2 as pb
 from seedcam.protocol import codec
@@ -27,7 +29,6 @@ from seedcam_firmware.config import (
     config_reset,
     config_set,
     requires_restart,
-    to_toml,
 )
 from seedcam_firmware.link_server import LinkServer
 from seedcam_firmware.pipeline import Pipeline
@@ -236,7 +237,7 @@ class Daemon:
             self._tasks.select(new.tasks.enabled)  # raises ConfigError for an unloaded task
         self.config = new
         if self.config_path is not None:
-            _write_atomically(self.config_path, to_toml(new))
+            _persist(self.config_path, key, new)
         if requires_restart(key):
             log.info("config %s changed; takes effect after a restart", key)
 
@@ -257,6 +258,39 @@ def _transport_options(url: str, baudrate: int) -> dict[str, object]:
     if _is_uart(url):
         return {"baudrate": baudrate}
     return {}
+
+
+def _persist(path: Path, key: str, config: FirmwareConfig) -> None:
+    """Write one changed key (or section, or everything for ``""``) back into the config file.
+
+    Only that key changes in the file: values that came from CLI flags or the
+    environment stay out of it. A reset removes the key, so its default applies.
+    """
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        log.error("cannot persist %s: %s unreadable: %s", key or "the config", path, exc)
+        return
+    section, _, name = key.partition(".")
+    value = config_get(config, key) if key else None
+    defaults = config_reset(config, key) if key else None
+    is_default = defaults is not None and config_get(defaults, key) == value
+    if not key:
+        data = {}
+    elif not name:
+        if is_default:
+            data.pop(section, None)
+        else:
+            data[section] = value
+    else:
+        table = data.setdefault(section, {})
+        if is_default:
+            table.pop(name, None)
+        else:
+            table[name] = list(value) if isinstance(value, tuple) else value
+        if not table:
+            data.pop(section)
+    _write_atomically(path, tomli_w.dumps(data))
 
 
 def _write_atomically(path: Path, text: str) -> None:

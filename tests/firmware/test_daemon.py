@@ -47,14 +47,14 @@ def _merge(base: dict[str, dict[str, Any]], extra: dict[str, dict[str, Any]]) ->
 class Board:
     """An in-process daemon on a unique ``pair://`` link."""
 
-    def __init__(self, **sections: dict[str, Any]) -> None:
+    def __init__(self, config_path: Path | None = None, **sections: dict[str, Any]) -> None:
         self.url = f"pair://daemon-test-{uuid.uuid4().hex[:12]}"
         base = {
             "link": {"url": self.url},
             "camera": {"source": "synthetic", "width": 160, "height": 120, "fps": 30.0},
             "tasks": {"enabled": []},
         }
-        self.daemon = Daemon(config_from_dict(_merge(base, sections)))
+        self.daemon = Daemon(config_from_dict(_merge(base, sections)), config_path=config_path)
         self.sensor: seedcam.Sensor | None = None
         self.daemon.start()
 
@@ -72,8 +72,8 @@ class Board:
 def make_board() -> Iterator[Callable[..., Board]]:
     boards: list[Board] = []
 
-    def make(**sections: dict[str, Any]) -> Board:
-        board = Board(**sections)
+    def make(config_path: Path | None = None, **sections: dict[str, Any]) -> Board:
+        board = Board(config_path, **sections)
         boards.append(board)
         return board
 
@@ -158,6 +158,17 @@ def test_bad_config_changes_are_refused(board: Board) -> None:
         sensor.config_set("pipeline.jpeg_quality", 101)
     assert err.value.status == "INVALID_ARGUMENT"
     assert sensor.config_get("pipeline.jpeg_quality") == 80
+
+
+def test_persisted_config_changes_touch_only_their_key(make_board: Callable[..., Board], tmp_path: Path) -> None:
+    path = tmp_path / "fw.toml"
+    path.write_text('[device]\nname = "kitchen"\n')
+    board = make_board(config_path=path)  # camera, link and tasks come from elsewhere: never written
+    sensor = board.connect()
+    sensor.config_set("pipeline.jpeg_quality", 55)
+    assert tomllib.loads(path.read_text()) == {"device": {"name": "kitchen"}, "pipeline": {"jpeg_quality": 55}}
+    sensor.config_reset("pipeline.jpeg_quality")
+    assert tomllib.loads(path.read_text()) == {"device": {"name": "kitchen"}}
 
 
 def test_select_tasks(board: Board) -> None:
