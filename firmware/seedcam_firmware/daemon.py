@@ -167,6 +167,7 @@ class Daemon:
             active_models=tuple(m.id for m in self.list_models() if m.active),
             timestamp_us=time.monotonic_ns() // 1000,
             undecodable_requests=link.undecodable_requests if link else 0,
+            camera_errors=stats.camera_errors if stats else 0,
         )
 
     # ------------------------------------------------------------------ services for the host

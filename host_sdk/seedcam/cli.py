@@ -25,6 +25,7 @@ from seedcam.types import Result
 __all__ = ["main", "format_result", "to_jsonable"]
 
 EXIT_OK, EXIT_USER, EXIT_DEVICE = 0, 1, 2
+EXIT_INTERRUPTED = 130  # the shell's code for Ctrl-C
 _USER_STATUSES = {"INVALID_ARGUMENT", "NOT_FOUND"}
 
 
@@ -107,7 +108,7 @@ def cmd_info(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def cmd_monitor(args: argparse.Namespace, out: TextIO) -> int:
-    deadline = time.monotonic() + args.duration if args.duration else None
+    deadline = time.monotonic() + args.duration if args.duration is not None else None
     shown = 0
     with _open(args) as sensor:
         while args.count is None or shown < args.count:
@@ -217,7 +218,7 @@ def main(argv: list[str] | None = None, out: TextIO | None = None) -> int:
     try:
         return command(args, out)
     except KeyboardInterrupt:
-        return EXIT_OK
+        return EXIT_INTERRUPTED
     except (ValueError, NoSensorFound, OSError) as exc:
         if isinstance(exc, SensorError) and not isinstance(exc, NoSensorFound):
             return _fail(exc, EXIT_DEVICE)

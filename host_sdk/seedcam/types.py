@@ -212,6 +212,7 @@ class Health:
     active_models: tuple[str, ...] = ()
     timestamp_us: int = 0
     undecodable_requests: int = 0
+    camera_errors: int = 0
 
 
 @dataclass(frozen=True)

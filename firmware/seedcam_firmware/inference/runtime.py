@@ -9,7 +9,7 @@ float arrays keyed by output name.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -154,8 +154,10 @@ class Model:
         q = np.round(x.astype(np.float32) / np.float32(scale) + zero)
         return np.clip(q, info.min, info.max).astype(dtype)
 
-    def invoke(self, x: np.ndarray) -> dict[str, np.ndarray]:
+    def invoke(self, x: np.ndarray, names: Collection[str] | None = None) -> dict[str, np.ndarray]:
         """Run once. ``x`` is the preprocessed float input (or already-quantized ints).
+
+        ``names`` limits which outputs are copied out and dequantized (default: all).
 
         Returns:
             Output name -> float32 array (dequantized when the tensor is quantized).
@@ -171,7 +173,11 @@ class Model:
             # Direct tensor access: the signature runner costs as much again as this small model's invoke.
             interpreter.set_tensor(self._input["index"], self._quantize_input(x))
             interpreter.invoke()
-            raw = {name: interpreter.get_tensor(d["index"]) for name, d in self._outputs.items()}
+            raw = {
+                name: interpreter.get_tensor(d["index"])
+                for name, d in self._outputs.items()
+                if names is None or name in names
+            }
         except (ValueError, RuntimeError) as exc:
             raise ModelError(f"{self.path}: invoke failed: {exc}") from exc
         out: dict[str, np.ndarray] = {}

@@ -17,6 +17,8 @@ from seedcam_firmware.tasks.base import TaskOutput
 
 __all__ = ["LaneTask", "load_lane_task"]
 
+#: the outputs the lane decoder reads (the segmentation mask is a training aid)
+_DECODED_OUTPUTS = ("lane_state", "presence")
 _STATUS = {"ok": LaneStatus.OK, "one_line": LaneStatus.ONE_LINE, "lost": LaneStatus.LOST}
 
 
@@ -62,7 +64,7 @@ class LaneTask:
         pixels = crop_resize(image, spec)[None]
         tensor = pixels if self._raw_pixels else normalise(pixels, spec)
         preprocessed = time.perf_counter()
-        outputs = self._model.invoke(tensor)
+        outputs = self._model.invoke(tensor, _DECODED_OUTPUTS)
         invoked = time.perf_counter()
         estimate = decode_lane(outputs, self.manifest)
         lane = LaneState(

@@ -215,7 +215,7 @@ class LinkCounters(_message.Message):
     def __init__(self, frames_rx: _Optional[int] = ..., frames_tx: _Optional[int] = ..., bytes_rx: _Optional[int] = ..., bytes_tx: _Optional[int] = ..., crc_errors: _Optional[int] = ..., decode_errors: _Optional[int] = ..., resyncs: _Optional[int] = ..., seq_lost: _Optional[int] = ..., oversize: _Optional[int] = ..., bad_version: _Optional[int] = ..., bytes_dropped: _Optional[int] = ...) -> None: ...
 
 class Health(_message.Message):
-    __slots__ = ("boot_id", "uptime_s", "fps", "frames_captured", "frames_processed", "frames_dropped", "link", "active_models", "timestamp_us", "undecodable_requests")
+    __slots__ = ("boot_id", "uptime_s", "fps", "frames_captured", "frames_processed", "frames_dropped", "link", "active_models", "timestamp_us", "undecodable_requests", "camera_errors")
     BOOT_ID_FIELD_NUMBER: _ClassVar[int]
     UPTIME_S_FIELD_NUMBER: _ClassVar[int]
     FPS_FIELD_NUMBER: _ClassVar[int]
@@ -226,6 +226,7 @@ class Health(_message.Message):
     ACTIVE_MODELS_FIELD_NUMBER: _ClassVar[int]
     TIMESTAMP_US_FIELD_NUMBER: _ClassVar[int]
     UNDECODABLE_REQUESTS_FIELD_NUMBER: _ClassVar[int]
+    CAMERA_ERRORS_FIELD_NUMBER: _ClassVar[int]
     boot_id: str
     uptime_s: float
     fps: float
@@ -236,7 +237,8 @@ class Health(_message.Message):
     active_models: _containers.RepeatedScalarFieldContainer[str]
     timestamp_us: int
     undecodable_requests: int
-    def __init__(self, boot_id: _Optional[str] = ..., uptime_s: _Optional[float] = ..., fps: _Optional[float] = ..., frames_captured: _Optional[int] = ..., frames_processed: _Optional[int] = ..., frames_dropped: _Optional[int] = ..., link: _Optional[_Union[LinkCounters, _Mapping]] = ..., active_models: _Optional[_Iterable[str]] = ..., timestamp_us: _Optional[int] = ..., undecodable_requests: _Optional[int] = ...) -> None: ...
+    camera_errors: int
+    def __init__(self, boot_id: _Optional[str] = ..., uptime_s: _Optional[float] = ..., fps: _Optional[float] = ..., frames_captured: _Optional[int] = ..., frames_processed: _Optional[int] = ..., frames_dropped: _Optional[int] = ..., link: _Optional[_Union[LinkCounters, _Mapping]] = ..., active_models: _Optional[_Iterable[str]] = ..., timestamp_us: _Optional[int] = ..., undecodable_requests: _Optional[int] = ..., camera_errors: _Optional[int] = ...) -> None: ...
 
 class Hello(_message.Message):
     __slots__ = ("device",)

@@ -252,6 +252,7 @@ def health_to_pb(health: Health, out: pb.Health) -> None:
     out.active_models[:] = health.active_models
     out.timestamp_us = health.timestamp_us
     out.undecodable_requests = health.undecodable_requests
+    out.camera_errors = health.camera_errors
 
 
 def health_from_pb(message: pb.Health) -> Health:
@@ -266,4 +267,5 @@ def health_from_pb(message: pb.Health) -> Health:
         active_models=tuple(message.active_models),
         timestamp_us=message.timestamp_us,
         undecodable_requests=message.undecodable_requests,
+        camera_errors=message.camera_errors,
     )
