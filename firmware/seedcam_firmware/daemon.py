@@ -30,6 +30,7 @@ from seedcam_firmware.config import (
     config_set,
     requires_restart,
 )
+from seedcam_firmware.link_log import LinkLogHandler
 from seedcam_firmware.link_server import LinkServer
 from seedcam_firmware.pipeline import Pipeline
 from seedcam_firmware.rpc import Dispatcher, RequestFailed
@@ -69,6 +70,7 @@ class Daemon:
         self._camera: CameraSource | None = None
         self._link: LinkServer | None = None
         self._pipeline: Pipeline | None = None
+        self._log_handler: LinkLogHandler | None = None
         self._health_thread = threading.Thread(target=self._health_loop, name="seedcam-health", daemon=True)
 
     # ------------------------------------------------------------------ lifecycle
@@ -93,6 +95,8 @@ class Daemon:
             self._camera, self._tasks.process, self._send_result, queue_depth=cfg.pipeline.queue_depth
         )
         self._link.start()
+        self._log_handler = LinkLogHandler(lambda record: self._link.send(Channel.LOG, record))
+        logging.getLogger("seedcam_firmware").addHandler(self._log_handler)
         self._pipeline.start()
         self._health_thread.start()
         log.info("sensor up: boot %s, link %s", self.boot_id, self._link.device_path)
@@ -113,6 +117,9 @@ class Daemon:
     def stop(self) -> None:
         """Stop everything in reverse order of start. Idempotent."""
         self._stop.set()
+        if self._log_handler is not None:
+            logging.getLogger("seedcam_firmware").removeHandler(self._log_handler)
+            self._log_handler = None
         if self._pipeline is not None:
             self._pipeline.request_stop()
             if self._camera is not None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 import tomllib
@@ -169,6 +170,21 @@ def test_persisted_config_changes_touch_only_their_key(make_board: Callable[...,
     assert tomllib.loads(path.read_text()) == {"device": {"name": "kitchen"}, "pipeline": {"jpeg_quality": 55}}
     sensor.config_reset("pipeline.jpeg_quality")
     assert tomllib.loads(path.read_text()) == {"device": {"name": "kitchen"}}
+
+
+def test_firmware_warnings_reach_the_host_log(board: Board, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="seedcam.sensor")
+    logging.getLogger("seedcam_firmware.pipeline").warning("camera: %s", "lens cap on")
+    logging.getLogger("seedcam_firmware.pipeline").info("not forwarded: below WARNING")
+
+    def forwarded() -> list[logging.LogRecord]:
+        return [r for r in caplog.records if r.name == "seedcam.sensor" and "[device" in r.getMessage()]
+
+    wait_until(lambda: any("lens cap on" in r.getMessage() for r in forwarded()), what="the forwarded warning")
+    board.sensor.ping()  # anything sent after the INFO record has arrived too
+    records = forwarded()
+    assert [r.levelno for r in records] == [logging.WARNING]
+    assert "seedcam_firmware.pipeline" in records[0].getMessage()
 
 
 def test_select_tasks(board: Board) -> None:
