@@ -226,6 +226,25 @@ def test_v4l2_frames_then_read_failure(
         cam.close()
 
 
+def test_v4l2_reopens_after_a_read_failure(fake_device: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pulled cable / driver reset: reads fail for a while, then frames come back by themselves."""
+    monkeypatch.setattr(v4l2, "_REOPEN_INTERVAL_S", 0.01)
+    cam = V4L2Camera(fake_device, 64, 48, 30.0)
+    try:
+        seen_failure = False
+        ids: list[int] = []
+        deadline = time.monotonic() + 5.0
+        while len(ids) < 8 and time.monotonic() < deadline:
+            try:
+                ids.append(cam.read(1.0).frame_id)
+            except CameraError:
+                seen_failure = True
+        assert seen_failure, "the fake device fails after 3 frames"
+        assert len(ids) == 8 and ids == sorted(set(ids)), ids
+    finally:
+        cam.close()
+
+
 def test_v4l2_read_timeout_and_open_failures(
     fake_device: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -18,6 +18,8 @@ __all__ = ["V4L2Camera"]
 
 _log = logging.getLogger(__name__)
 
+_REOPEN_INTERVAL_S = 1.0
+
 
 class V4L2Camera(CameraSource):
     """Frames from a V4L2 device through OpenCV's V4L2 backend.
@@ -58,20 +60,8 @@ class V4L2Camera(CameraSource):
         self._size = (int(width), int(height))
         self.size = rotated_size(self._size, rotation)
         self._rotation = rotation
-        if not os.path.exists(self.path):
-            raise CameraError(f"camera {self.path} does not exist")
-        cap = cv2.VideoCapture(self.path, cv2.CAP_V4L2)
-        if not cap.isOpened():
-            cap.release()
-            raise CameraError(
-                f"cannot open camera {self.path} (not a capture device, busy, or no permission)"
-            )
-        cap.set(cv2.CAP_PROP_FRAME_WIDTH, width)
-        cap.set(cv2.CAP_PROP_FRAME_HEIGHT, height)
-        if fps > 0:
-            cap.set(cv2.CAP_PROP_FPS, fps)
-        cap.set(cv2.CAP_PROP_BUFFERSIZE, 1)
-        self._cap = cap
+        self._fps = fps
+        self._cap = self._open_device()
         self._cond = threading.Condition()
         self._latest: tuple[int, int, np.ndarray] | None = None
         self._error: str | None = None
@@ -94,6 +84,25 @@ class V4L2Camera(CameraSource):
             raise CameraError(problem)
         _log.info("opened camera %s", self.path)
 
+    def _open_device(self) -> cv2.VideoCapture:
+        """Open the device and ask for the configured mode.
+
+        Raises:
+            CameraError: the device does not exist or cannot be opened.
+        """
+        if not os.path.exists(self.path):
+            raise CameraError(f"camera {self.path} does not exist")
+        cap = cv2.VideoCapture(self.path, cv2.CAP_V4L2)
+        if not cap.isOpened():
+            cap.release()
+            raise CameraError(f"cannot open camera {self.path} (not a capture device, busy, or no permission)")
+        cap.set(cv2.CAP_PROP_FRAME_WIDTH, self._size[0])
+        cap.set(cv2.CAP_PROP_FRAME_HEIGHT, self._size[1])
+        if self._fps > 0:
+            cap.set(cv2.CAP_PROP_FPS, self._fps)
+        cap.set(cv2.CAP_PROP_BUFFERSIZE, 1)
+        return cap
+
     def _capture_loop(self) -> None:
         seq = 0
         try:
@@ -108,13 +117,29 @@ class V4L2Camera(CameraSource):
                         if not self._stop.is_set():
                             self._error = f"camera {self.path}: frame read failed"
                         self._cond.notify_all()
-                    return
+                    if self._latest is None or not self._reopen():
+                        return  # never worked, or closed while waiting
+                    continue
                 with self._cond:
                     self._latest = (seq, ts, image)
+                    self._error = None
                     self._cond.notify_all()
                 seq += 1
         finally:
             self._cap.release()
+
+    def _reopen(self) -> bool:
+        """After a failure (cable pulled, driver reset) reopen the device until it is back or we close."""
+        self._cap.release()
+        while not self._stop.wait(_REOPEN_INTERVAL_S):
+            try:
+                self._cap = self._open_device()
+            except CameraError as exc:
+                _log.debug("reopening camera: %s", exc)
+                continue
+            _log.warning("camera %s is back", self.path)
+            return True
+        return False
 
     def read(self, timeout: float) -> Frame:
         """Return the newest frame not yet returned.
