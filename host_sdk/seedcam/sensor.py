@@ -284,25 +284,33 @@ class Sensor:
     def _call(self, request: pb.Request, timeout: float | None = None) -> pb.Response:
         """Send a request and wait for its response (the typed methods build on this).
 
+        While the link is down and reconnecting, the call first waits for it to
+        come back; the whole call, wait included, is bounded by ``timeout``.
+
         Raises:
             SensorTimeout: no response within ``timeout`` (default: the sensor's timeout).
             LinkBroken: the link broke before the response arrived.
             RpcError: the device answered with a non-OK status.
         """
         timeout = self.timeout if timeout is None else timeout
+        deadline = time.monotonic() + timeout
         pending = _PendingCall()
         with self._write_lock:
             seq = self._encoder.next_seq(Channel.CONTROL)
             with self._state:
+                self._state.wait_for(lambda: self._transport is not None or self._closed or not self.reconnect, timeout)
                 self._raise_if_dead()
                 self._pending[seq] = pending
             try:
-                self._write(self._encoder.encode(Channel.CONTROL, request.SerializeToString(), seq=seq), timeout)
+                self._write(
+                    self._encoder.encode(Channel.CONTROL, request.SerializeToString(), seq=seq),
+                    max(0.0, deadline - time.monotonic()),
+                )
             except SensorError:
                 with self._state:
                     self._pending.pop(seq, None)
                 raise
-        if not pending.event.wait(timeout):
+        if not pending.event.wait(max(0.0, deadline - time.monotonic())):
             with self._state:
                 self._pending.pop(seq, None)
             raise SensorTimeout(f"no answer to {request.WhichOneof('body')} from {self.url} within {timeout} s")
@@ -479,6 +487,7 @@ class Sensor:
             self._transport = transport
             self._link_error = None
             self._counts["reconnects"] += 1
+            self._state.notify_all()  # calls waiting for the link
         # Ask who is there; the answer arrives on this thread and is handled in _observe_device.
         threading.Thread(target=self._handshake_after_reconnect, daemon=True).start()
         return True

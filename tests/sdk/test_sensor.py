@@ -437,6 +437,31 @@ def test_reconnect_after_link_loss_with_same_boot_is_a_link_glitch(make_device: 
     _sync(dev, 3)
 
 
+def test_a_call_during_a_link_loss_waits_for_the_reconnect(tmp_path: Any) -> None:
+    """The device is gone (its pty link vanished); a call waits for it instead of failing at once."""
+    from fake_device import FakeServices
+
+    from seedcam_firmware.link_server import LinkServer
+    from seedcam_firmware.rpc import Dispatcher
+
+    url = f"pty://{tmp_path / 'sensor'}"
+    server = LinkServer(url, Dispatcher(FakeServices()))
+    server.start()
+    sensor = seedcam.open(str(tmp_path / "sensor"), timeout=WAIT_S, reconnect_interval=0.02)
+    try:
+        server.close()  # the pty and its symlink are gone: reopening fails until a new server appears
+        wait_until(lambda: not sensor.connected, what="the host to notice the loss")
+        call, box = run_in_thread(lambda: sensor.ping(b"still there?", timeout=WAIT_S))
+        server = LinkServer(url, Dispatcher(FakeServices()))
+        server.start()
+        call.join(WAIT_S + 1)
+        assert "error" not in box, box.get("error")
+        assert sensor.stats.reconnects == 1
+    finally:
+        sensor.close()
+        server.close()
+
+
 # ---------------------------------------------------------------- seedcam.open() without a URL
 
 
