@@ -12,8 +12,9 @@ import numpy as np
 import pytest
 
 from seedcam_firmware.camera import v4l2
+from seedcam_firmware.camera._frames import Pacer, RotatedCamera, fit_image
 from seedcam_firmware.camera.base import CameraSource, Frame
-from seedcam_firmware.camera.factory import Pacer, RotatedCamera, fit_image, open_camera
+from seedcam_firmware.camera.factory import open_camera
 from seedcam_firmware.camera.image_folder import ImageFolderCamera
 from seedcam_firmware.camera.v4l2 import V4L2Camera
 from seedcam_firmware.camera.video_file import VideoFileCamera

@@ -4,15 +4,12 @@ from __future__ import annotations
 
 import logging
 import re
-import threading
-import time
 from pathlib import Path
 
 import cv2
 import numpy as np
 
-from seedcam_firmware.camera.base import CameraSource, Frame
-from seedcam_firmware.camera.factory import Pacer, fit_image, rotated_size
+from seedcam_firmware.camera._frames import PacedPlayback, Pacer, rotated_size
 from seedcam_firmware.errors import CameraError
 
 __all__ = ["IMAGE_SUFFIXES", "ImageFolderCamera"]
@@ -38,7 +35,7 @@ def _load(path: Path) -> np.ndarray | None:
     return cv2.imdecode(data, cv2.IMREAD_COLOR)
 
 
-class ImageFolderCamera(CameraSource):
+class ImageFolderCamera(PacedPlayback):
     """Frames from the images of one folder, in natural name order.
 
     An image that cannot be read is skipped with a warning (once; it is dropped
@@ -67,7 +64,9 @@ class ImageFolderCamera(CameraSource):
             CameraError: not a folder, no images, or none readable.
             ValueError: fps <= 0 or a bad rotation.
         """
+        super().__init__()
         self._folder = Path(path)
+        self._what = f"image folder {self._folder}"
         if not self._folder.is_dir():
             raise CameraError(f"image folder {self._folder} does not exist")
         self._files = sorted(
@@ -86,15 +85,16 @@ class ImageFolderCamera(CameraSource):
         self._loop = loop
         self._rotation = rotation
         self._index = 0
-        self._lock = threading.Lock()
+        self._pending: np.ndarray | None = None
         first = self._next_image()
-        self._pending: np.ndarray | None = first
+        self._pending = first  # delivered as frame 0; loading it was the open check
         self._size = size if size is not None else (first.shape[1], first.shape[0])
         self.size = rotated_size(self._size, rotation)
-        self._next_id = 0
-        self._closed = False
 
     def _next_image(self) -> np.ndarray:
+        if self._pending is not None:
+            image, self._pending = self._pending, None
+            return image
         while True:
             if not self._files:
                 raise CameraError(f"no readable images in folder {self._folder}")
@@ -109,36 +109,6 @@ class ImageFolderCamera(CameraSource):
                 return image
             _log.warning("skipping unreadable image %s", path)
             del self._files[self._index]
-
-    def read(self, timeout: float) -> Frame:
-        """Return the next image once it is due.
-
-        Args:
-            timeout: seconds to wait at most (image decoding is not bounded).
-
-        Raises:
-            CameraError: closed, end of folder (``loop=False``), no readable
-                image left, or the next frame is not due within ``timeout``.
-        """
-        deadline = time.monotonic() + max(0.0, timeout)
-        with self._lock:
-            if self._closed:
-                raise CameraError(f"image folder {self._folder} is closed")
-            if not self._pacer.wait(deadline):
-                raise CameraError(
-                    f"no frame from image folder {self._folder} within {timeout} s"
-                )
-            if self._pending is not None:
-                image, self._pending = self._pending, None
-            else:
-                image = self._next_image()
-            ts = time.monotonic_ns() // 1000
-            self._pacer.advance()
-            frame = Frame(
-                self._next_id, ts, fit_image(image, self._size, self._rotation)
-            )
-            self._next_id += 1
-            return frame
 
     def close(self) -> None:
         """Mark the source closed. Idempotent."""

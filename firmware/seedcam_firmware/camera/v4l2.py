@@ -10,8 +10,8 @@ import time
 import cv2
 import numpy as np
 
+from seedcam_firmware.camera._frames import fit_image, rotated_size
 from seedcam_firmware.camera.base import CameraSource, Frame
-from seedcam_firmware.camera.factory import fit_image, rotated_size
 from seedcam_firmware.errors import CameraError
 
 __all__ = ["V4L2Camera"]

@@ -4,15 +4,12 @@ from __future__ import annotations
 
 import logging
 import math
-import threading
-import time
 from pathlib import Path
 
 import cv2
 import numpy as np
 
-from seedcam_firmware.camera.base import CameraSource, Frame
-from seedcam_firmware.camera.factory import Pacer, fit_image, rotated_size
+from seedcam_firmware.camera._frames import PacedPlayback, Pacer, rotated_size
 from seedcam_firmware.errors import CameraError
 
 __all__ = ["VideoFileCamera"]
@@ -21,7 +18,7 @@ _log = logging.getLogger(__name__)
 _FALLBACK_FPS = 30.0
 
 
-class VideoFileCamera(CameraSource):
+class VideoFileCamera(PacedPlayback):
     """Frames from a video file (anything OpenCV's FFmpeg backend decodes).
 
     Frames are released at ``fps`` on the monotonic clock; a reader that falls
@@ -51,12 +48,13 @@ class VideoFileCamera(CameraSource):
             CameraError: the file does not exist, cannot be decoded or is empty.
             ValueError: fps <= 0 or a bad rotation.
         """
+        super().__init__()
         self._path = Path(path)
+        self._what = f"video {self._path}"
         if not self._path.is_file():
             raise CameraError(f"video file {self._path} does not exist")
         self._loop = loop
         self._rotation = rotation
-        self._lock = threading.Lock()
         if fps is not None:
             self._pacer = Pacer(fps)  # checks fps before opening anything
         self._cap = self._open()
@@ -78,8 +76,6 @@ class VideoFileCamera(CameraSource):
         self._pending: np.ndarray | None = first
         self._size = size if size is not None else (first.shape[1], first.shape[0])
         self.size = rotated_size(self._size, rotation)
-        self._next_id = 0
-        self._closed = False
 
     def _open(self) -> cv2.VideoCapture:
         cap = cv2.VideoCapture(str(self._path))
@@ -108,33 +104,6 @@ class VideoFileCamera(CameraSource):
         if image is None:
             raise CameraError(f"video file {self._path} has no readable frames")
         return image
-
-    def read(self, timeout: float) -> Frame:
-        """Return the next frame once it is due.
-
-        Args:
-            timeout: seconds to wait at most (decoding time is not bounded).
-
-        Raises:
-            CameraError: closed, end of video (``loop=False``), decode failure,
-                or the next frame is not due within ``timeout``.
-        """
-        deadline = time.monotonic() + max(0.0, timeout)
-        with self._lock:
-            if self._closed:
-                raise CameraError(f"video {self._path} is closed")
-            if not self._pacer.wait(deadline):
-                raise CameraError(
-                    f"no frame from video {self._path} within {timeout} s"
-                )
-            image = self._next_image()
-            ts = time.monotonic_ns() // 1000
-            self._pacer.advance()
-            frame = Frame(
-                self._next_id, ts, fit_image(image, self._size, self._rotation)
-            )
-            self._next_id += 1
-            return frame
 
     def close(self) -> None:
         """Release the file. Idempotent."""
