@@ -69,3 +69,16 @@ def test_round_trip_in_any_chunking(payloads: list[bytes], chunk: int) -> None:
     got = [p for i in range(0, len(stream), chunk) for p in decoder.feed(stream[i : i + chunk])]
     assert got == payloads
     assert decoder.counters.corrupted == 0
+
+
+def test_the_schema_copy_produces_the_published_payloads() -> None:
+    from seedcam._proto import visionseed_pb2 as vs
+
+    messages = [
+        vs.YtMsg(rpc=vs.YtRpc(func=vs.YtRpc.getDeviceInfo, sequenceId=1)),
+        vs.YtMsg(rpc=vs.YtRpc(func=vs.YtRpc.setDebugDrawing, sequenceId=16, intParams=17)),
+        vs.YtMsg(response=vs.YtRpcResponse(sequenceId=1, code=vs.YtRpcResponse.SUCC, intData=5)),
+        vs.YtMsg(result=vs.YtResult(frameId=7, systemStatusResult=vs.SystemStatusResult(heartBeatId=0, freeHeap=1024))),
+    ]
+    for message, (_, wire) in zip(messages, VECTORS, strict=True):
+        assert encode_visionseed(message.SerializeToString()) == bytes.fromhex(wire)

@@ -53,7 +53,7 @@ def test_schema_change_is_detected_as_stale(tmp_repo: Path):
     )
     assert set(stale_files(tmp_repo)) == GENERATED
     # regenerating makes it fresh again, and the new field is in the output
-    assert set(write_generated(tmp_repo)) == GENERATED
+    assert GENERATED <= set(write_generated(tmp_repo))  # it rewrites every schema
     assert stale_files(tmp_repo) == []
     assert b"angle" in (tmp_repo / OUTPUT_DIR / "seedcam_pb2.pyi").read_bytes()
 

@@ -20,7 +20,10 @@ from seedcam.errors import SensorError
 __all__ = ["ProtoGenError", "GeneratedFile", "generate", "stale_files", "write_generated"]
 
 #: schema files (relative to the proto root) and the module names they become
-SCHEMAS: dict[str, str] = {"seedcam/v1/seedcam.proto": "seedcam_pb2"}
+SCHEMAS: dict[str, str] = {
+    "seedcam/v1/seedcam.proto": "seedcam_pb2",
+    "visionseed/visionseed.proto": "visionseed_pb2",  # the compatibility personality's private copy
+}
 PROTO_DIR = Path("proto")
 OUTPUT_DIR = Path("host_sdk/seedcam/_proto")
 
