@@ -72,9 +72,9 @@ def _open(args: argparse.Namespace) -> seedcam.Sensor:
 
 
 def cmd_ports(args: argparse.Namespace, out: TextIO) -> int:
-    from seedcam.ports import is_seedcam, list_ports
+    from seedcam.ports import list_ports, seedcam_ports
 
-    ports = [p for p in list_ports() if args.all or is_seedcam(p)]
+    ports = list_ports() if args.all else seedcam_ports()
     if args.json:
         for port in ports:
             out.write(json.dumps(to_jsonable(port)) + "\n")

@@ -24,9 +24,9 @@ def resolve_url(url: str | None = None) -> str:
     env = os.environ.get(PORT_ENV, "").strip()
     if env:
         return env
-    from seedcam.ports import is_seedcam, list_ports
+    from seedcam.ports import seedcam_ports
 
-    found = [port for port in list_ports() if is_seedcam(port)]
+    found = seedcam_ports()
     if len(found) == 1:
         return found[0].device
     if not found:

@@ -61,11 +61,11 @@ def cmd_train_lane(args: argparse.Namespace) -> int:
 
 
 def cmd_eval_lane(args: argparse.Namespace) -> int:
+    from seedcam_firmware.inference.manifest import load_manifest
     from seedcam_tools.evaluate import evaluate_lane
 
-    bundle = args.model if args.model.is_dir() else args.model.parent
-    tflite = bundle / ("lane_int8.tflite" if args.precision == "int8" else "lane_f32.tflite")
-    report = evaluate_lane(tflite, seed=args.seed, samples=args.samples)
+    manifest = load_manifest(args.model, precision=args.precision)  # checks the file's sha256 too
+    report = evaluate_lane(manifest.file, seed=args.seed, samples=args.samples)
     print(json.dumps(_plain(report), indent=2))
     return EXIT_OK
 
@@ -108,7 +108,7 @@ def _parser() -> argparse.ArgumentParser:
     train.set_defaults(func=cmd_train_lane)
 
     evaluate = commands.add_parser("eval-lane", help="accuracy of a lane bundle on freshly generated held-out scenes")
-    evaluate.add_argument("--model", type=Path, default=Path("models/lane"), help="bundle folder")
+    evaluate.add_argument("--model", type=Path, default=Path("models/lane"), help="bundle folder or its manifest.json")
     evaluate.add_argument("--precision", choices=("int8", "float32"), default="int8")
     evaluate.add_argument("--seed", type=int, default=0, help="which held-out seed block (never used in training)")
     evaluate.add_argument("--samples", type=int, default=1000)
