@@ -42,6 +42,13 @@ def _parser() -> argparse.ArgumentParser:
         "--throttle", type=int, metavar="BAUD", help="limit the link to a UART's line rate, e.g. 115200 (8N1)"
     )
     run.add_argument("--tasks", help="comma-separated tasks to enable, e.g. lane")
+    run.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override any config key, e.g. --set camera.fps=15 (repeatable)",
+    )
     run.add_argument("--lane-precision", dest="models.lane_precision", choices=("int8", "float32"))
     run.add_argument(
         "--persist-config",
@@ -55,7 +62,13 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _overrides(args: argparse.Namespace) -> dict[str, Any]:
-    overrides = {key: value for key, value in vars(args).items() if "." in key and value is not None}
+    overrides: dict[str, Any] = {}
+    for item in args.set:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"--set needs KEY=VALUE, got {item!r}")
+        overrides[key.strip()] = value
+    overrides.update({key: value for key, value in vars(args).items() if "." in key and value is not None})
     if args.tasks is not None:
         overrides["tasks.enabled"] = [t.strip() for t in args.tasks.split(",") if t.strip()]
     if args.pty_link:
