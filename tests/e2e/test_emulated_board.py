@@ -183,3 +183,17 @@ def test_snapshot_and_results_over_a_115200_baud_link(firmware_factory) -> None:
 def test_pty_link_and_link_flags_conflict(tmp_path: Path) -> None:
     done = run_firmware_cli("run", "--link", "pty", "--pty-link", str(tmp_path / "x"), cwd=tmp_path)
     assert done.returncode == 1 and "either --link or --pty-link" in done.stderr
+
+
+def test_set_override_reaches_the_running_board(firmware_factory) -> None:
+    fw = firmware_factory("--set", "camera.fps=12.5", "--set", "pipeline.jpeg_quality=33", "--tasks", "")
+    with seedcam.open(fw.link, timeout=10) as sensor:
+        assert sensor.config_get("camera.fps") == 12.5
+        assert sensor.config_get("pipeline.jpeg_quality") == 33
+
+
+def test_unknown_key_in_a_set_override_is_one_clear_line(tmp_path: Path) -> None:
+    done = run_firmware_cli("run", "--set", "camera.fsp=3", "--link", "pty", cwd=tmp_path)
+    assert done.returncode == 1
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "camera.fsp" in lines[0] and "camera.fps" in lines[0]
