@@ -104,13 +104,10 @@ def train_on_data(
     batch_size: int = 64,
     lr: float = 2e-3,
     progress: bool = False,
-    max_seconds: float | None = None,
 ):  # type: ignore[no-untyped-def]
     """Train a fresh model on ``train``; returns ``(keras model, history dict)``.
 
-    With ``max_seconds`` the learning rate follows a cosine over the wall-clock
-    budget and training stops when it is spent (at most ``epochs`` passes);
-    such runs are not bit-reproducible. Without it, cosine decay over ``epochs``.
+    Cosine learning-rate decay over ``epochs``; deterministic for a given seed and data.
     """
     import keras
     import tensorflow as tf
@@ -123,30 +120,13 @@ def train_on_data(
     tf.config.experimental.enable_op_determinism()  # same seed and data -> the same weights
     model = build_lane_model()
     steps = epochs * math.ceil(len(train.x) / batch_size)
-    # epoch-based cosine decay (reproducible); with max_seconds the same cosine runs
-    # over the wall-clock budget instead, so a time-capped run still anneals
-    schedule = (
-        lr if max_seconds is not None else keras.optimizers.schedules.CosineDecay(lr, decay_steps=steps, alpha=0.02)
-    )
+    schedule = keras.optimizers.schedules.CosineDecay(lr, decay_steps=steps, alpha=0.02)
     model.compile(
         optimizer=keras.optimizers.Adam(schedule),
         loss={"mask": "binary_crossentropy", "lane_state": _state_loss, "presence": _presence_loss},
         loss_weights={"mask": 0.5, "lane_state": 1.0, "presence": 0.3},
     )
-    start = time.monotonic()
     callbacks: list[keras.callbacks.Callback] = []
-    if max_seconds is not None:
-
-        class _Deadline(keras.callbacks.Callback):
-            def on_train_batch_begin(self, batch, logs=None):  # type: ignore[no-untyped-def]
-                frac = min(1.0, (time.monotonic() - start) / max_seconds)
-                self.model.optimizer.learning_rate.assign(lr * (0.02 + 0.98 * 0.5 * (1 + math.cos(math.pi * frac))))
-
-            def on_train_batch_end(self, batch, logs=None):  # type: ignore[no-untyped-def]
-                if time.monotonic() - start > max_seconds:
-                    self.model.stop_training = True
-
-        callbacks.append(_Deadline())
     if val is not None:
 
         class _Val(keras.callbacks.Callback):
