@@ -7,7 +7,7 @@ scripts/setup.sh
 . .venv/bin/activate
 workdir=$(mktemp -d)
 trap 'kill "$fw" 2>/dev/null; wait "$fw" 2>/dev/null; rm -rf "$workdir"' EXIT
-seedcam-firmware run --config firmware/config/default.toml --link pty --pty-link "$workdir/sensor" >"$workdir/firmware.log" 2>&1 &
+seedcam-firmware run --config firmware/config/default.toml --pty-link "$workdir/sensor" >"$workdir/firmware.log" 2>&1 &
 fw=$!
 for _ in $(seq 100); do
   grep -q "link at" "$workdir/firmware.log" && break

@@ -72,8 +72,8 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
     if args.tasks is not None:
         overrides["tasks.enabled"] = [t.strip() for t in args.tasks.split(",") if t.strip()]
     if args.pty_link:
-        if "link.url" in overrides:
-            raise ValueError("give either --link or --pty-link, not both")
+        if str(overrides.get("link.url", "pty")).partition("?")[0] != "pty":
+            raise ValueError("--pty-link makes the link a pty; it cannot go with --link " + str(overrides["link.url"]))
         overrides["link.url"] = f"pty://{Path(args.pty_link).absolute()}"
     if "camera.device" in overrides and str(overrides["camera.device"]).isdigit():
         overrides["camera.device"] = int(overrides["camera.device"])

@@ -181,8 +181,8 @@ def test_snapshot_and_results_over_a_115200_baud_link(firmware_factory) -> None:
 
 
 def test_pty_link_and_link_flags_conflict(tmp_path: Path) -> None:
-    done = run_firmware_cli("run", "--link", "pty", "--pty-link", str(tmp_path / "x"), cwd=tmp_path)
-    assert done.returncode == 1 and "either --link or --pty-link" in done.stderr
+    done = run_firmware_cli("run", "--link", "/dev/ttyGS0", "--pty-link", str(tmp_path / "x"), cwd=tmp_path)
+    assert done.returncode == 1 and "cannot go with --link /dev/ttyGS0" in done.stderr
 
 
 def test_set_override_reaches_the_running_board(firmware_factory) -> None:
