@@ -14,5 +14,5 @@ for _ in $(seq 100); do
   kill -0 "$fw" 2>/dev/null || { cat "$workdir/firmware.log"; exit 1; }
   sleep 0.1
 done
-head -n 1 "$workdir/firmware.log"
+grep -m 1 "link at" "$workdir/firmware.log"
 SEEDCAM_PORT="$workdir/sensor" python examples/ten_lines.py
