@@ -48,3 +48,39 @@ def test_ten_line_example_prints_live_lane_state(firmware_factory) -> None:  # n
     assert lines[0].startswith("connected to sensor ")
     frames = [line for line in lines if line.startswith("frame ")]
     assert all(re.match(r"frame \d+: (ok|one_line|lost), offset [+-]\d+\.\d cm, heading", f) for f in frames), frames
+
+
+def test_readme_command_one_shows_live_lane_results(tmp_path: Path) -> None:
+    """``scripts/demo.sh``, as the README's first line runs it (set-up is a no-op when installed)."""
+    import signal
+
+    proc = subprocess.Popen(
+        ["bash", str(REPO / "scripts" / "demo.sh")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        cwd=tmp_path,
+        start_new_session=True,
+    )
+    lines: list[str] = []
+    seen = threading.Event()
+
+    def collect() -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.append(line)
+            if sum(line.startswith("frame ") for line in lines) >= 3:
+                seen.set()
+
+    threading.Thread(target=collect, daemon=True).start()
+    try:
+        assert seen.wait(240), "".join(lines[-20:])
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(5)
+    assert any("link at" in line for line in lines)
+    assert any(line.startswith("connected to sensor") for line in lines)
