@@ -6,7 +6,7 @@
 
     with seedcam.open("/dev/ttyACM0") as sensor:
         for result in sensor.results():
-            print(result.frame_id, result.lane)
+            steer_from(result.lane)  # your code
 """
 
 from __future__ import annotations

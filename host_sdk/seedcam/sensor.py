@@ -6,7 +6,7 @@
 
     with seedcam.open("/dev/ttyACM0") as sensor:
         for result in sensor.results():
-            print(result.lane)
+            steer_from(result.lane)  # your code
 
 One thread reads the transport and sorts frames: results go to a bounded
 latest-wins queue (and to callbacks), responses to the call waiting on their
