@@ -63,8 +63,8 @@ class LinkServer:
         reopen_interval: float = 0.5,
         transport_options: dict[str, object] | None = None,
     ) -> None:
-        base, _, query = url.partition("?")
-        self.url = f"pty://?{query}" if base == "pty" and query else "pty://" if base == "pty" else url
+        base, sep, query = url.partition("?")
+        self.url = f"pty://{sep}{query}" if base == "pty" else url  # "pty" is short for a pty without a link
         self._handler = handler
         self._on_connect = on_connect
         self._write_timeout = write_timeout
@@ -128,24 +128,28 @@ class LinkServer:
     def _send_payload(
         self, channel: Channel, payload: bytes, *, seq: int | None = None, flags: Flag = Flag.NONE
     ) -> bool:
-        transport = self._transport
-        if transport is None:
-            self.frames_dropped += 1
-            return False
         with self._send_lock:
+            transport = self._transport
+            if transport is None:
+                self.frames_dropped += 1
+                return False
             try:
                 data = self._encoder.encode(channel, payload, flags=flags, seq=seq)
             except ValueError:
-                log.error("dropped a %d-byte %s frame over the frame size limit", len(payload), channel.name)
                 self.frames_dropped += 1
-                return False
-            try:
-                transport.write(data, self._write_timeout + len(data) * self._seconds_per_byte)
-            except SensorError as exc:
-                self.frames_dropped += 1
-                log.debug("dropped %s frame: %s", channel.name, exc)
-                self._end_partial_frame(transport)
-                return False
+                oversize = True
+            else:
+                oversize = False
+                try:
+                    transport.write(data, self._write_timeout + len(data) * self._seconds_per_byte)
+                except SensorError as exc:
+                    self.frames_dropped += 1
+                    log.debug("dropped %s frame: %s", channel.name, exc)
+                    self._end_partial_frame(transport)
+                    return False
+        if oversize:  # logged outside the lock: the log handler sends on this link too
+            log.error("dropped a %d-byte %s frame over the frame size limit", len(payload), channel.name)
+            return False
         return True
 
     @staticmethod
