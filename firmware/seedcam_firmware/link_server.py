@@ -15,7 +15,7 @@ from google.protobuf.message import Message
 from seedcam._proto import seedcam_pb2 as pb
 from seedcam.errors import LinkBroken, ProtocolError, SensorError
 from seedcam.protocol import codec
-from seedcam.protocol.framing import DELIMITER, Channel, Decoder, Encoder, Flag, Frame, LinkCounters
+from seedcam.protocol.framing import DELIMITER, Channel, Decoder, Encoder, Flag, Frame, LinkCounters, link_counters
 from seedcam.transport import Transport, open_transport
 
 __all__ = ["LinkServer", "RequestHandler"]
@@ -111,10 +111,7 @@ class LinkServer:
     @property
     def counters(self) -> LinkCounters:
         """The device's view of the link: decoder counters plus what was sent."""
-        counters = self._decoder.counters.snapshot()
-        counters.frames_tx = self._encoder.counters.frames_tx
-        counters.bytes_tx = self._encoder.counters.bytes_tx
-        return counters
+        return link_counters(self._decoder, self._encoder)
 
     def send(self, channel: Channel, message: Message) -> bool:
         """Encode and send one message; returns False if it was dropped.

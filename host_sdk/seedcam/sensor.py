@@ -29,7 +29,7 @@ from typing import Any
 from seedcam._proto import seedcam_pb2 as pb
 from seedcam.errors import LinkBroken, ProtocolError, RpcError, SensorError, SensorTimeout
 from seedcam.protocol import codec
-from seedcam.protocol.framing import DELIMITER, PROTOCOL_VERSION, Channel, Decoder, Encoder, Flag, Frame
+from seedcam.protocol.framing import DELIMITER, PROTOCOL_VERSION, Channel, Decoder, Encoder, Flag, Frame, link_counters
 from seedcam.transport import Transport, open_transport
 from seedcam.types import ConfigValue, DeviceInfo, Health, LinkStats, ModelInfo, Result, Snapshot, TaskList
 
@@ -264,9 +264,7 @@ class Sensor:
     @property
     def stats(self) -> SensorStats:
         """A snapshot of the session's counters."""
-        counters = self._decoder.counters.snapshot()
-        counters.frames_tx = self._encoder.counters.frames_tx
-        counters.bytes_tx = self._encoder.counters.bytes_tx
+        counters = link_counters(self._decoder, self._encoder)
         health = self._health
         return SensorStats(
             connected=self.connected,

@@ -166,7 +166,6 @@ def _load_lane_model(models_dir: Path, num_threads: int) -> tuple[Any, Any]:
 
 def _model_input(manifest: Any, model: Any) -> tuple[Any, Any]:
     """A synthetic camera frame, preprocessed: (float input, input quantized to the tensor's dtype)."""
-    import numpy as np
 
     from seedcam_firmware.camera.synthetic import SyntheticCamera
     from seedcam_firmware.inference import preprocess
@@ -177,15 +176,7 @@ def _model_input(manifest: Any, model: Any) -> tuple[Any, Any]:
     finally:
         camera.close()
     x = preprocess(frame.image, manifest.input)
-    details = model.input_details
-    dtype = np.dtype(details["dtype"])
-    if dtype == np.float32:
-        return x, x
-    scale, zero = details["quantization"]
-    info = np.iinfo(dtype)
-    xq = np.clip(np.round(x / np.float32(scale) + zero), info.min, info.max).astype(
-        dtype
-    )
+    xq = model.quantize_input(x)
     return x, xq
 
 

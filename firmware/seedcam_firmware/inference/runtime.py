@@ -141,7 +141,8 @@ class Model:
         """Output name -> tensor details."""
         return {k: dict(v) for k, v in self._outputs.items()}
 
-    def _quantize_input(self, x: np.ndarray) -> np.ndarray:
+    def quantize_input(self, x: np.ndarray) -> np.ndarray:
+        """``x`` in the input tensor's dtype, quantized with its parameters (float models: unchanged)."""
         dtype = np.dtype(self._input["dtype"])
         if dtype == np.float32:
             return x.astype(np.float32, copy=False)
@@ -171,7 +172,7 @@ class Model:
         interpreter = self.interpreter
         try:
             # Direct tensor access: the signature runner costs as much again as this small model's invoke.
-            interpreter.set_tensor(self._input["index"], self._quantize_input(x))
+            interpreter.set_tensor(self._input["index"], self.quantize_input(x))
             interpreter.invoke()
             raw = {
                 name: interpreter.get_tensor(d["index"])

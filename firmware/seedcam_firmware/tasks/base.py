@@ -43,7 +43,8 @@ class Task(Protocol):
         ...
 
 
-def _elapsed_us(start: float) -> int:
+def elapsed_us(start: float) -> int:
+    """Microseconds since a ``time.perf_counter()`` reading."""
     return int((time.perf_counter() - start) * 1e6)
 
 
@@ -96,7 +97,7 @@ class TaskRunner:
         for task in enabled:
             start = time.perf_counter()
             output = task.run(frame.image)
-            timings[f"task:{task.name}"] = _elapsed_us(start)
+            timings[f"task:{task.name}"] = elapsed_us(start)
             timings.update(output.timings_us)
             lane = output.lane if output.lane is not None else lane
             detections.extend(output.detections)

@@ -13,17 +13,13 @@ from seedcam_firmware.inference.lane import decode_lane
 from seedcam_firmware.inference.manifest import ModelManifest, load_manifest
 from seedcam_firmware.inference.preprocess import crop_resize, normalise
 from seedcam_firmware.inference.runtime import Model
-from seedcam_firmware.tasks.base import TaskOutput
+from seedcam_firmware.tasks.base import TaskOutput, elapsed_us
 
 __all__ = ["LaneTask", "load_lane_task"]
 
 #: the outputs the lane decoder reads (the segmentation mask is a training aid)
 _DECODED_OUTPUTS = ("lane_state", "presence")
 _STATUS = {"ok": LaneStatus.OK, "one_line": LaneStatus.ONE_LINE, "lost": LaneStatus.LOST}
-
-
-def _us_since(start: float) -> int:
-    return int((time.perf_counter() - start) * 1e6)
 
 
 class LaneTask:
@@ -63,9 +59,11 @@ class LaneTask:
         spec = self.manifest.input
         pixels = crop_resize(image, spec)[None]
         tensor = pixels if self._raw_pixels else normalise(pixels, spec)
-        preprocessed = time.perf_counter()
-        outputs = self._model.invoke(tensor, _DECODED_OUTPUTS)
+        preprocess_us = elapsed_us(start)
         invoked = time.perf_counter()
+        outputs = self._model.invoke(tensor, _DECODED_OUTPUTS)
+        invoke_us = elapsed_us(invoked)
+        decoded = time.perf_counter()
         estimate = decode_lane(outputs, self.manifest)
         lane = LaneState(
             status=_STATUS[estimate.status],
@@ -81,9 +79,9 @@ class LaneTask:
         return TaskOutput(
             lane=lane,
             timings_us={
-                "lane:preprocess": int((preprocessed - start) * 1e6),
-                "lane:invoke": int((invoked - preprocessed) * 1e6),
-                "lane:decode": _us_since(invoked),
+                "lane:preprocess": preprocess_us,
+                "lane:invoke": invoke_us,
+                "lane:decode": elapsed_us(decoded),
             },
         )
 

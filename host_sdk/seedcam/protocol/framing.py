@@ -38,6 +38,7 @@ __all__ = [
     "Flag",
     "Frame",
     "LinkCounters",
+    "link_counters",
     "encode_frame",
     "Encoder",
     "Decoder",
@@ -265,3 +266,11 @@ class Decoder:
         gap = (frame.seq - last - 1) % _SEQ_MODULO
         if gap < _SEQ_MODULO // 2:  # a larger gap is a restart of the peer's counter, not loss
             self.counters.seq_lost += gap
+
+
+def link_counters(decoder: Decoder, encoder: Encoder) -> LinkCounters:
+    """One side's whole view of the link: what its decoder received plus what its encoder sent."""
+    counters = decoder.counters.snapshot()
+    counters.frames_tx = encoder.counters.frames_tx
+    counters.bytes_tx = encoder.counters.bytes_tx
+    return counters
