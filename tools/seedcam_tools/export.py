@@ -1,4 +1,9 @@
-"""Convert a trained Keras lane model to float32 and full-integer INT8 TFLite bundles."""
+"""Convert trained Keras models to float32 and full-integer INT8 TFLite bundles.
+
+Every model we ship goes through :func:`write_bundle`: float32 export, the
+float-vs-Keras conversion check, full-INT8 export with a representative dataset,
+golden input/outputs, and ``manifest.json``.
+"""
 
 from __future__ import annotations
 
@@ -12,20 +17,22 @@ import numpy as np
 
 from seedcam_firmware import __version__ as FIRMWARE_VERSION
 from seedcam_firmware.inference.manifest import sha256_file
-from seedcam_firmware.inference.preprocess import normalise
+from seedcam_firmware.inference.preprocess import InputSpec, normalise
 from seedcam_firmware.inference.runtime import Model
 from seedcam_firmware.scene import DEFAULT_CAMERA
 
 from .lanedata import LANE_INPUT, MASK_SIZE, SCALES
 
-__all__ = ["LANE_OUTPUTS", "check_float_conversion", "to_tflite", "write_lane_bundle"]
+Outputs = dict[str, tuple[int, ...]]
+
+__all__ = ["LANE_OUTPUTS", "check_float_conversion", "to_tflite", "write_bundle", "write_lane_bundle"]
 
 log = logging.getLogger(__name__)
 
 LANE_OUTPUTS = {"mask": (1, *MASK_SIZE, 2), "lane_state": (1, 4), "presence": (1, 2)}
 
 
-def _converter(model: Any, workdir: Path) -> Any:
+def _converter(model: Any, workdir: Path, input_spec: InputSpec, outputs: Outputs) -> Any:
     """A converter for a SavedModel with one static-batch-1 ``serving_default`` endpoint."""
     import keras
     import tensorflow as tf
@@ -35,21 +42,31 @@ def _converter(model: Any, workdir: Path) -> Any:
 
     def serve(image: Any) -> dict[str, Any]:
         out = model(image, training=False)
-        return {k: out[k] for k in LANE_OUTPUTS}
+        return {k: out[k] for k in outputs}
 
     archive.add_endpoint(
-        "serving_default", serve, input_signature=[tf.TensorSpec(LANE_INPUT.shape, tf.float32, name="image")]
+        "serving_default", serve, input_signature=[tf.TensorSpec(input_spec.shape, tf.float32, name="image")]
     )
     saved = workdir / "saved_model"
     archive.write_out(str(saved), verbose=False)
     return tf.lite.TFLiteConverter.from_saved_model(str(saved), signature_keys=["serving_default"])
 
 
-def to_tflite(model: Any, out_path: Path, *, int8: bool, representative: np.ndarray | None = None) -> bytes:
+def to_tflite(
+    model: Any,
+    out_path: Path,
+    *,
+    int8: bool,
+    representative: np.ndarray | None = None,
+    input_spec: InputSpec = LANE_INPUT,
+    outputs: Outputs = LANE_OUTPUTS,
+) -> bytes:
     """Convert with static batch 1; INT8 is full-integer (uint8 input, int8 outputs).
 
     Args:
-        model: the Keras model.
+        model: the Keras model (a dict of named outputs, a superset of ``outputs``).
+        input_spec: the model input (shape and normalisation).
+        outputs: output name -> shape, exported in this order.
         out_path: where to write the ``.tflite``.
         int8: quantize fully to integers.
         representative: uint8 model pixels (N x H x W x 3) from TRAINING scenes,
@@ -60,11 +77,11 @@ def to_tflite(model: Any, out_path: Path, *, int8: bool, representative: np.ndar
     import tensorflow as tf
 
     tmp = tempfile.TemporaryDirectory(prefix="seedcam-export-")
-    conv = _converter(model, Path(tmp.name))
+    conv = _converter(model, Path(tmp.name), input_spec, outputs)
     if int8:
         if representative is None:
             raise ValueError("int8 conversion needs representative data")
-        rep = normalise(representative, LANE_INPUT)
+        rep = normalise(representative, input_spec)
 
         def gen() -> Iterator[list[np.ndarray]]:
             for i in range(len(rep)):
@@ -83,18 +100,92 @@ def to_tflite(model: Any, out_path: Path, *, int8: bool, representative: np.ndar
     return blob
 
 
-def check_float_conversion(model: Any, tflite_path: Path, pixels: np.ndarray) -> float:
+def check_float_conversion(
+    model: Any,
+    tflite_path: Path,
+    pixels: np.ndarray,
+    *,
+    input_spec: InputSpec = LANE_INPUT,
+    outputs: Outputs = LANE_OUTPUTS,
+) -> float:
     """Max |tflite - keras| / max |keras| over all outputs and the given inputs."""
-    tfl = Model(tflite_path, input_shape=LANE_INPUT.shape, outputs=LANE_OUTPUTS, num_threads=1)
-    x = normalise(pixels, LANE_INPUT)
+    tfl = Model(tflite_path, input_shape=input_spec.shape, outputs=outputs, num_threads=1)
+    x = normalise(pixels, input_spec)
     ref = model.predict(x, batch_size=len(x), verbose=0)
     worst_diff, worst_ref = 0.0, 0.0
     for i in range(len(x)):
         got = tfl.invoke(x[i : i + 1])
-        for k in LANE_OUTPUTS:
+        for k in outputs:
             worst_diff = max(worst_diff, float(np.abs(got[k] - ref[k][i : i + 1]).max()))
             worst_ref = max(worst_ref, float(np.abs(ref[k][i]).max()))
     return worst_diff / max(worst_ref, 1e-12)
+
+
+def write_bundle(
+    out_dir: Path,
+    model: Any,
+    *,
+    stem: str,
+    input_spec: InputSpec,
+    outputs: Outputs,
+    representative: np.ndarray,
+    check_pixels: np.ndarray,
+    golden_pixels: np.ndarray,
+    manifest: dict[str, Any],
+) -> dict[str, Any]:
+    """Write ``<stem>_f32.tflite``, ``<stem>_int8.tflite``, goldens and ``manifest.json``.
+
+    Args:
+        out_dir: the bundle folder (created).
+        model: the trained Keras model.
+        stem: file name stem of the two ``.tflite`` files.
+        input_spec: preprocessing and input shape.
+        outputs: output name -> shape.
+        representative: uint8 model pixels from TRAINING data (INT8 calibration).
+        check_pixels: uint8 model pixels for the float conversion check (use 100).
+        golden_pixels: one uint8 model input (H x W x 3) for the self-test.
+        manifest: task-specific manifest keys (``id``, ``name``, ``version``,
+            ``task``, ``decoder`` ...); files, hashes, input and outputs are added here.
+
+    Returns:
+        Export facts (sizes, float conversion check) for ``metrics.json``.
+
+    Raises:
+        RuntimeError: the float TFLite deviates from Keras by more than 1e-5 relative.
+    """
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    f32, i8 = out_dir / f"{stem}_f32.tflite", out_dir / f"{stem}_int8.tflite"
+    io = {"input_spec": input_spec, "outputs": outputs}
+    to_tflite(model, f32, int8=False, **io)
+    rel = check_float_conversion(model, f32, check_pixels, **io)
+    if rel > 1e-5:
+        raise RuntimeError(f"float TFLite deviates from Keras: max rel diff {rel:.3g} > 1e-5")
+    to_tflite(model, i8, int8=True, representative=representative, **io)
+    golden = normalise(golden_pixels[None], input_spec)
+    np.save(out_dir / "golden_input.npy", golden)
+    for tag, path in (("f32", f32), ("int8", i8)):
+        out = Model(path, input_shape=input_spec.shape, outputs=outputs, num_threads=1).invoke(golden)
+        np.savez(out_dir / f"golden_output_{tag}.npz", **out)
+    full = {
+        "schema": 1,
+        "min_firmware_version": FIRMWARE_VERSION,
+        "default_precision": "int8",
+        **manifest,
+        "files": {
+            "int8": {"file": i8.name, "sha256": sha256_file(i8), "golden_output": "golden_output_int8.npz"},
+            "float32": {"file": f32.name, "sha256": sha256_file(f32), "golden_output": "golden_output_f32.npz"},
+        },
+        "golden_input": "golden_input.npy",
+        "input": {**input_spec.to_dict(), "dtype": "float32", "note": "int8 file takes uint8 = round(x * 255)"},
+        "outputs": {k: list(v) for k, v in outputs.items()},
+    }
+    (out_dir / "manifest.json").write_text(json.dumps(full, indent=2) + "\n")
+    return {
+        "float_conversion_max_rel_diff": rel,
+        "float_conversion_inputs": len(check_pixels),
+        "size_bytes": {"float32": f32.stat().st_size, "int8": i8.stat().st_size},
+    }
 
 
 def write_lane_bundle(
@@ -106,55 +197,29 @@ def write_lane_bundle(
     *,
     version: str = "1.0.0",
 ) -> dict[str, Any]:
-    """Write ``lane_f32.tflite``, ``lane_int8.tflite``, goldens and ``manifest.json``.
-
-    Returns:
-        Export facts (sizes, float conversion check) for ``metrics.json``.
-
-    Raises:
-        RuntimeError: the float TFLite deviates from Keras by more than 1e-5 relative.
-    """
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    f32, i8 = out_dir / "lane_f32.tflite", out_dir / "lane_int8.tflite"
-    to_tflite(model, f32, int8=False)
-    rel = check_float_conversion(model, f32, check_pixels)
-    if rel > 1e-5:
-        raise RuntimeError(f"float TFLite deviates from Keras: max rel diff {rel:.3g} > 1e-5")
-    to_tflite(model, i8, int8=True, representative=representative)
-    golden = normalise(golden_pixels[None], LANE_INPUT)
-    np.save(out_dir / "golden_input.npy", golden)
-    for prec, path in (("float32", f32), ("int8", i8)):
-        out = Model(path, input_shape=LANE_INPUT.shape, outputs=LANE_OUTPUTS, num_threads=1).invoke(golden)
-        np.savez(out_dir / f"golden_output_{'f32' if prec == 'float32' else 'int8'}.npz", **out)
-    manifest = {
-        "schema": 1,
-        "id": f"lane-v{version.split('.')[0]}",
-        "name": "seedcam lane state (synthetic-trained CNN)",
-        "version": version,
-        "task": "lane",
-        "min_firmware_version": FIRMWARE_VERSION,
-        "default_precision": "int8",
-        "files": {
-            "int8": {"file": i8.name, "sha256": sha256_file(i8), "golden_output": "golden_output_int8.npz"},
-            "float32": {"file": f32.name, "sha256": sha256_file(f32), "golden_output": "golden_output_f32.npz"},
+    """Write the lane bundle (``lane_f32``/``lane_int8.tflite``, goldens, manifest); see :func:`write_bundle`."""
+    return write_bundle(
+        out_dir,
+        model,
+        stem="lane",
+        input_spec=LANE_INPUT,
+        outputs=LANE_OUTPUTS,
+        representative=representative,
+        check_pixels=check_pixels,
+        golden_pixels=golden_pixels,
+        manifest={
+            "id": f"lane-v{version.split('.')[0]}",
+            "name": "seedcam lane state (synthetic-trained CNN)",
+            "version": version,
+            "task": "lane",
+            "decoder": {
+                "state_order": ["offset_m", "heading_rad", "curvature_per_m", "lane_width_m"],
+                "state_centre": list(SCALES["centre"]),
+                "state_scale": list(SCALES["scale"]),
+                "presence_threshold": 0.5,
+                "mask_channels": ["left_line", "right_line"],
+                "reference": "floor point directly below the camera; REP-103 (+y left)",
+            },
+            "camera": DEFAULT_CAMERA.to_dict(),
         },
-        "golden_input": "golden_input.npy",
-        "input": {**LANE_INPUT.to_dict(), "dtype": "float32", "note": "int8 file takes uint8 = round(x * 255)"},
-        "outputs": {k: list(v) for k, v in LANE_OUTPUTS.items()},
-        "decoder": {
-            "state_order": ["offset_m", "heading_rad", "curvature_per_m", "lane_width_m"],
-            "state_centre": list(SCALES["centre"]),
-            "state_scale": list(SCALES["scale"]),
-            "presence_threshold": 0.5,
-            "mask_channels": ["left_line", "right_line"],
-            "reference": "floor point directly below the camera; REP-103 (+y left)",
-        },
-        "camera": DEFAULT_CAMERA.to_dict(),
-    }
-    (out_dir / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
-    return {
-        "float_conversion_max_rel_diff": rel,
-        "float_conversion_inputs": len(check_pixels),
-        "size_bytes": {"float32": f32.stat().st_size, "int8": i8.stat().st_size},
-    }
+    )

@@ -120,6 +120,7 @@ def _parse_input(d: Any) -> InputSpec:
             width=shape[2],
             height=shape[1],
             crop_top=float(d.get("crop_top", 0.0)),
+            crop_bottom=float(d.get("crop_bottom", 0.0)),
             color_order=str(d.get("color_order", "RGB")),
             mean=float(d.get("mean", 0.0)),
             std=float(d.get("std", 255.0)),

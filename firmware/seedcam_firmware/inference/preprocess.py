@@ -11,20 +11,21 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-__all__ = ["InputSpec", "crop_resize", "normalise", "preprocess"]
+__all__ = ["InputSpec", "crop_resize", "crop_rows", "normalise", "preprocess"]
 
 
 @dataclass(frozen=True)
 class InputSpec:
     """How a camera frame becomes a model input.
 
-    Steps: crop rows ``[crop_top * H, H)`` of the frame (drop the sky above the
-    horizon), resize to ``width x height`` with area interpolation, reorder the
+    Steps: crop rows ``[crop_top * H, (1 - crop_bottom) * H)`` of the frame (e.g.
+    drop the sky above the horizon), resize to ``width x height`` with area interpolation, reorder the
     channels from BGR to ``color_order``, then ``(pixel - mean) / std``.
 
     Attributes:
         width, height: model input size in pixels.
         crop_top: fraction of the frame height cut off at the top (0..1).
+        crop_bottom: fraction of the frame height cut off at the bottom (0..1).
         color_order: ``"RGB"`` or ``"BGR"``.
         mean, std: normalisation, applied to 0..255 pixel values.
     """
@@ -35,12 +36,15 @@ class InputSpec:
     color_order: str = "RGB"
     mean: float = 0.0
     std: float = 255.0
+    crop_bottom: float = 0.0
 
     def __post_init__(self) -> None:
         if self.color_order not in ("RGB", "BGR"):
             raise ValueError("color_order must be 'RGB' or 'BGR'")
-        if not 0.0 <= self.crop_top < 1.0:
-            raise ValueError("crop_top must be within [0, 1)")
+        if not 0.0 <= self.crop_top < 1.0 or not 0.0 <= self.crop_bottom < 1.0:
+            raise ValueError("crop_top and crop_bottom must be within [0, 1)")
+        if self.crop_top + self.crop_bottom >= 1.0:
+            raise ValueError("crop_top + crop_bottom must leave some rows")
         if self.width <= 0 or self.height <= 0 or self.std == 0:
             raise ValueError("width, height must be > 0 and std != 0")
 
@@ -54,18 +58,24 @@ class InputSpec:
         return {
             "shape": list(self.shape),
             "crop_top": self.crop_top,
+            "crop_bottom": self.crop_bottom,
             "color_order": self.color_order,
             "mean": self.mean,
             "std": self.std,
         }
 
 
+def crop_rows(frame_height: int, spec: InputSpec) -> tuple[int, int]:
+    """The frame rows ``[top, bottom)`` that ``spec`` keeps."""
+    return round(spec.crop_top * frame_height), frame_height - round(spec.crop_bottom * frame_height)
+
+
 def crop_resize(image_bgr: np.ndarray, spec: InputSpec) -> np.ndarray:
     """Crop, resize and reorder channels: returns ``height x width x 3`` uint8."""
     if image_bgr.ndim != 3 or image_bgr.shape[2] != 3 or image_bgr.dtype != np.uint8:
         raise ValueError(f"expected an H x W x 3 uint8 BGR image, got {image_bgr.shape} {image_bgr.dtype}")
-    top = round(spec.crop_top * image_bgr.shape[0])
-    roi = image_bgr[top:]
+    top, bottom = crop_rows(image_bgr.shape[0], spec)
+    roi = image_bgr[top:bottom]
     out = cv2.resize(roi, (spec.width, spec.height), interpolation=cv2.INTER_AREA)
     if spec.color_order == "RGB":
         out = out[:, :, ::-1]
