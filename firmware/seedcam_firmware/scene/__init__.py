@@ -11,7 +11,7 @@ from __future__ import annotations
 from .camera_model import DEFAULT_CAMERA, CameraModel
 from .drive import SyntheticDrive
 from .random_scene import RANGES, random_objects, random_scene
-from .render import render, render_with_mask
+from .render import object_corners, render, render_with_mask
 from .types import (
     OBJECT_KINDS,
     LaneTruth,
@@ -32,6 +32,7 @@ __all__ = [
     "SceneSpec",
     "SceneTruth",
     "SyntheticDrive",
+    "object_corners",
     "random_objects",
     "random_scene",
     "render",

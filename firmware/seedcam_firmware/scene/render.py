@@ -17,9 +17,9 @@ import numpy as np
 from .camera_model import DEFAULT_CAMERA, CameraModel, ground_rays
 from .geometry import car_to_lane, lateral_and_arc
 from .textures import OBJECT_SIZE_M, TEXEL_M, TEXTURE_SIZE, floor_texture, object_face
-from .types import LaneTruth, ObjectTruth, SceneSpec, SceneTruth
+from .types import LaneTruth, ObjectTruth, SceneObject, SceneSpec, SceneTruth
 
-__all__ = ["MAX_LINE_RANGE_M", "render", "render_with_mask"]
+__all__ = ["MAX_LINE_RANGE_M", "object_corners", "render", "render_with_mask"]
 
 #: boundary lines are painted up to this distance along the lane
 MAX_LINE_RANGE_M = 6.0
@@ -97,21 +97,37 @@ def _floor(spec: SceneSpec, camera: CameraModel) -> tuple[np.ndarray, np.ndarray
     return img, mask.reshape(h, w, 2)
 
 
+def object_corners(obj: SceneObject) -> np.ndarray:
+    """The 4 x 3 car-frame corners of an object's face: top-left, top-right, bottom-right, bottom-left as seen."""
+    ow, oh, oz = OBJECT_SIZE_M[obj.kind]
+    # the face's horizontal unit vector pointing to the car's left, turned by the yaw
+    dx, dy = -math.sin(obj.yaw_rad) * ow / 2, math.cos(obj.yaw_rad) * ow / 2
+    top, bottom = oz + oh / 2, oz - oh / 2
+    return np.array(
+        [
+            [obj.forward_m + dx, obj.left_m + dy, top],
+            [obj.forward_m - dx, obj.left_m - dy, top],
+            [obj.forward_m - dx, obj.left_m - dy, bottom],
+            [obj.forward_m + dx, obj.left_m + dy, bottom],
+        ]
+    )
+
+
+def _draw_occluders(img: np.ndarray, spec: SceneSpec) -> None:
+    h, w = img.shape[:2]
+    for x0, y0, x1, y1, grey in spec.occluders:
+        p0 = (round(x0 * w), round(y0 * h))
+        p1 = (round(x1 * w) - 1, round(y1 * h) - 1)
+        cv2.rectangle(img, p0, p1, (grey * 0.95, grey, grey * 1.05), -1)
+
+
 def _draw_objects(img: np.ndarray, spec: SceneSpec, camera: CameraModel) -> tuple[ObjectTruth, ...]:
     """Warp object faces into ``img`` (float 0..1, in place); far objects first."""
     truths: list[tuple[float, ObjectTruth]] = []
     h, w = img.shape[:2]
     for obj in sorted(spec.objects, key=lambda o: -o.forward_m):
-        ow, oh, oz = OBJECT_SIZE_M[obj.kind]
-        corners = np.array(
-            [
-                [obj.forward_m, obj.left_m + ow / 2, oz + oh / 2],  # top-left as seen by the car
-                [obj.forward_m, obj.left_m - ow / 2, oz + oh / 2],
-                [obj.forward_m, obj.left_m - ow / 2, oz - oh / 2],
-                [obj.forward_m, obj.left_m + ow / 2, oz - oh / 2],
-            ]
-        )
-        uv, depth = camera.project(corners)
+        oh, oz = OBJECT_SIZE_M[obj.kind][1:]
+        uv, depth = camera.project(object_corners(obj))
         if np.any(depth < 0.05):
             continue
         x0, y0 = uv.min(axis=0)
@@ -185,6 +201,7 @@ def render_with_mask(
     """
     img, mask = _floor(spec, camera)
     objects = _draw_objects(img, spec, camera) if spec.objects else ()
+    _draw_occluders(img, spec)
     noise_rng = rng if rng is not None else np.random.default_rng(spec.noise_seed)
     image = _camera_effects(img, spec, noise_rng)
     lane = LaneTruth(

@@ -69,16 +69,21 @@ class SceneObject:
         left_m: lateral position, positive to the LEFT (car +y).
         text: text of a ``"plate"`` (e.g. ``"AGV-042"``) or the number of a
             ``"speed_limit"`` sign (e.g. ``"30"``); ignored by other kinds.
+        yaw_rad: rotation of the face about its vertical axis, counter-clockwise
+            seen from above; 0 faces the car squarely.
     """
 
     kind: str
     forward_m: float
     left_m: float
     text: str = ""
+    yaw_rad: float = 0.0
 
     def __post_init__(self) -> None:
         if self.kind not in OBJECT_KINDS:
             raise ValueError(f"unknown object kind {self.kind!r}; expected one of {OBJECT_KINDS}")
+        if abs(self.yaw_rad) >= 1.4:
+            raise ValueError("yaw_rad must be within +-1.4 rad (the face must stay visible)")
 
 
 @dataclass(frozen=True)
@@ -121,6 +126,8 @@ class SceneSpec:
     noise_sigma: float = 0.01  # std of additive noise, 0..1 scale
     noise_seed: int = 0
     objects: tuple[SceneObject, ...] = field(default_factory=tuple)
+    # occluders drawn in front of everything: (x_min, y_min, x_max, y_max normalised to the image, grey 0..1)
+    occluders: tuple[tuple[float, float, float, float, float], ...] = ()
 
     def __post_init__(self) -> None:
         for name in ("left_style", "right_style"):

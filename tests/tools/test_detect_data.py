@@ -1,0 +1,120 @@
+"""Detector training data, anchor targets, mirroring and the mAP metric."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from seedcam_firmware.inference.anchors import decode_boxes
+from seedcam_firmware.scene import DEFAULT_CAMERA, SceneObject, SceneSpec, render
+from seedcam_tools.detdata import DETECT_INPUT, LABELS, generate, make_sample
+from seedcam_tools.detmetrics import average_precision, mean_average_precision
+from seedcam_tools.train_detect import (
+    _MIRROR_SIGNS,
+    _mirrored_labels,
+    anchors,
+    assign_targets,
+    mirror_permutation,
+)
+
+
+def test_samples_are_deterministic_and_boxes_lie_in_the_input() -> None:
+    a, b = generate(11, 6, workers=1), generate(11, 6, workers=1)
+    np.testing.assert_array_equal(a.x, b.x)
+    assert a.x.shape == (6, DETECT_INPUT.height, DETECT_INPUT.width, 3)
+    for boxes, b_boxes, classes in zip(a.boxes, b.boxes, a.classes, strict=True):
+        np.testing.assert_array_equal(boxes, b_boxes)
+        assert boxes.shape == (len(classes), 4)
+        assert np.all((boxes >= 0) & (boxes <= 1))
+        assert np.all(boxes[:, 2] > boxes[:, 0]) and np.all(boxes[:, 3] > boxes[:, 1])
+        assert np.all((classes >= 0) & (classes < len(LABELS)))
+    assert sum(len(c) for c in a.classes) > 0
+
+
+def test_truth_box_maps_the_rendered_object_into_the_cropped_input() -> None:
+    """A red stop sign's pixels in the model input lie inside its truth box."""
+    pixels, boxes, classes = next(
+        s for s in (make_sample(k) for k in range(200)) if len(s[2]) == 1 and s[2][0] == LABELS.index("stop")
+    )
+    x0, y0, x1, y1 = (boxes[0] * ([DETECT_INPUT.width, DETECT_INPUT.height] * 2)).round().astype(int)
+    r, g, b = (pixels[..., i].astype(int) for i in range(3))
+    red = (r > 2 * g + 20) & (r > 2 * b + 20)
+    inside = red[y0 : y1 + 1, x0 : x1 + 1].sum()
+    assert inside > 0.9 * red.sum()
+
+
+def test_every_truth_box_gets_a_positive_anchor_whose_box_decodes_back() -> None:
+    a = anchors()
+    boxes = np.array([[0.1, 0.2, 0.14, 0.3], [0.5, 0.4, 0.7, 0.5]], np.float32)
+    classes = np.array([0, 6])
+    box_t, labels = assign_targets(boxes, classes, a)
+    for k, c in enumerate(classes):
+        pos = np.nonzero(labels == c + 1)[0]
+        assert len(pos) >= 1
+        decoded = decode_boxes(box_t[pos, :4], a[pos])
+        np.testing.assert_allclose(decoded, np.repeat(boxes[k : k + 1], len(pos), 0), atol=1e-5)
+    assert box_t[labels <= 0, 4].sum() == 0  # only positives carry a box target
+
+
+def test_mirrored_targets_equal_targets_of_the_mirrored_truth() -> None:
+    a = anchors()
+    perm = mirror_permutation()
+    np.testing.assert_allclose(a[perm, 1], 1 - a[:, 1], atol=1e-6)
+    left, right = LABELS.index("turn_left"), LABELS.index("turn_right")
+    boxes = np.array([[0.1, 0.3, 0.16, 0.45], [0.6, 0.2, 0.7, 0.4]], np.float32)
+    classes = np.array([left, right])
+    box_t, labels = assign_targets(boxes, classes, a)
+    mirrored = boxes.copy()
+    mirrored[:, [0, 2]] = 1 - boxes[:, [2, 0]]
+    box_m, labels_m = assign_targets(mirrored, np.array([right, left]), a)
+    np.testing.assert_array_equal(_mirrored_labels()[labels[perm] + 1], labels_m)
+    np.testing.assert_allclose(box_t[perm] * _MIRROR_SIGNS, box_m, atol=1e-4)
+
+
+def test_average_precision_of_a_known_curve() -> None:
+    # hits at ranks 1 and 3 of 3 detections, 2 truths: AP = 0.5 * 1 + 0.5 * 2/3
+    hits = np.array([1.0, 0.0, 1.0])
+    tp, fp = np.cumsum(hits), np.cumsum(1 - hits)
+    assert average_precision(tp / 2, tp / (tp + fp)) == pytest.approx(0.5 + 0.5 * 2 / 3)
+
+
+def test_map_counts_misses_duplicates_and_wrong_classes() -> None:
+    truth_boxes = [np.array([[0.1, 0.1, 0.2, 0.2], [0.5, 0.5, 0.6, 0.7]], np.float32)]
+    truth_classes = [np.array([0, 1])]
+    perfect = [(truth_boxes[0], np.array([0.9, 0.8], np.float32), np.array([0, 1]))]
+    assert mean_average_precision(perfect, truth_boxes, truth_classes)["map50"] == pytest.approx(1.0)
+    # class 1 found with the wrong class: its AP is 0
+    wrong = [(truth_boxes[0], np.array([0.9, 0.8], np.float32), np.array([0, 0]))]
+    r = mean_average_precision(wrong, truth_boxes, truth_classes)
+    assert r["ap50_per_class"][LABELS[1]] == 0.0 and r["map50"] == pytest.approx(0.5)
+    # a higher-scoring duplicate of the class-0 box counts as a false positive after the first hit
+    boxes = np.concatenate([truth_boxes[0][:1], truth_boxes[0][:1] + 0.001, truth_boxes[0][1:]])
+    dup = [(boxes, np.array([0.9, 0.95, 0.8], np.float32), np.array([0, 0, 1]))]
+    assert mean_average_precision(dup, truth_boxes, truth_classes)["ap50_per_class"][LABELS[0]] == pytest.approx(1.0)
+    shifted = [(truth_boxes[0] + [0.06, 0, 0.06, 0], np.array([0.9, 0.8], np.float32), np.array([0, 1]))]
+    assert mean_average_precision(shifted, truth_boxes, truth_classes)["ap50_per_class"][LABELS[0]] == 0.0
+
+
+def test_object_yaw_narrows_the_rendered_face() -> None:
+    square = SceneSpec(objects=(SceneObject("parking", 0.6, 0.0),), noise_sigma=0.0)
+    turned = SceneSpec(objects=(SceneObject("parking", 0.6, 0.0, yaw_rad=0.9),), noise_sigma=0.0)
+    w0 = np.diff(np.asarray(render(square)[1].objects[0].box)[[0, 2]])[0]
+    w1 = np.diff(np.asarray(render(turned)[1].objects[0].box)[[0, 2]])[0]
+    assert 0.5 * w0 < w1 < 0.8 * w0
+    with pytest.raises(ValueError):
+        SceneObject("stop", 1.0, 0.0, yaw_rad=1.5)
+
+
+def test_occluder_covers_part_of_an_object() -> None:
+    obj = SceneObject("parking", 0.6, 0.0)
+    clear, truth = render(SceneSpec(objects=(obj,), noise_sigma=0.0))
+    x0, y0, x1, y1 = truth.objects[0].box
+    occluder = (x0, y0, (x0 + x1) / 2, y1, 0.0)
+    hidden, _ = render(SceneSpec(objects=(obj,), occluders=(occluder,), noise_sigma=0.0))
+    w, h = DEFAULT_CAMERA.width, DEFAULT_CAMERA.height
+    left = hidden[round(y0 * h) + 2 : round(y1 * h) - 2, round(x0 * w) + 2 : round((x0 + x1) / 2 * w) - 2]
+    assert left.max() < 20  # black occluder
+    right = slice(round((x0 + x1) / 2 * w) + 2, round(x1 * w) - 2)
+    np.testing.assert_array_equal(
+        hidden[round(y0 * h) + 2 : round(y1 * h) - 2, right], clear[round(y0 * h) + 2 : round(y1 * h) - 2, right]
+    )

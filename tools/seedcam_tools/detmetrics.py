@@ -1,0 +1,109 @@
+"""Detection accuracy: mean average precision at IoU 0.5 (VOC-style, all-point interpolation)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from seedcam_firmware.inference.preprocess import normalise
+
+from .detdata import DETECT_INPUT, LABELS, DetectionData
+
+__all__ = ["average_precision", "decode_predictions", "evaluate_keras", "mean_average_precision"]
+
+#: detections below this score are not counted (low, so that the PR curve is complete)
+EVAL_SCORE_THRESHOLD = 0.05
+IOU_MATCH = 0.5
+
+Prediction = tuple[np.ndarray, np.ndarray, np.ndarray]  # boxes M x 4, scores M, classes M
+
+
+def _iou(box: np.ndarray, others: np.ndarray) -> np.ndarray:
+    iw = np.clip(np.minimum(box[2], others[:, 2]) - np.maximum(box[0], others[:, 0]), 0, None)
+    ih = np.clip(np.minimum(box[3], others[:, 3]) - np.maximum(box[1], others[:, 1]), 0, None)
+    inter = iw * ih
+    union = (box[2] - box[0]) * (box[3] - box[1]) + (others[:, 2] - others[:, 0]) * (others[:, 3] - others[:, 1])
+    return inter / np.maximum(union - inter, 1e-12)
+
+
+def average_precision(recall: np.ndarray, precision: np.ndarray) -> float:
+    """Area under the PR curve with precision made monotone (all-point interpolation)."""
+    r = np.concatenate([[0.0], recall, [1.0]])
+    p = np.concatenate([[0.0], precision, [0.0]])
+    p = np.maximum.accumulate(p[::-1])[::-1]
+    steps = np.nonzero(r[1:] != r[:-1])[0]
+    return float(np.sum((r[steps + 1] - r[steps]) * p[steps + 1]))
+
+
+def mean_average_precision(
+    predictions: Sequence[Prediction],
+    truth_boxes: Sequence[np.ndarray],
+    truth_classes: Sequence[np.ndarray],
+    num_classes: int = len(LABELS),
+) -> dict[str, Any]:
+    """mAP@0.5 over the classes that occur in the truth, with per-class AP and counts."""
+    per_class: dict[str, float] = {}
+    for c in range(num_classes):
+        n_truth = sum(int((tc == c).sum()) for tc in truth_classes)
+        if n_truth == 0:
+            continue
+        scored: list[tuple[float, bool]] = []
+        for (boxes, scores, classes), tb, tc in zip(predictions, truth_boxes, truth_classes, strict=True):
+            gt = tb[tc == c]
+            used = np.zeros(len(gt), bool)
+            keep = classes == c
+            for box, score in sorted(zip(boxes[keep], scores[keep], strict=True), key=lambda t: -t[1]):
+                hit = False
+                if len(gt):
+                    iou = _iou(box, gt)
+                    iou[used] = -1.0
+                    j = int(iou.argmax())
+                    if iou[j] >= IOU_MATCH:
+                        used[j] = hit = True
+                scored.append((float(score), hit))
+        scored.sort(key=lambda t: -t[0])
+        hits = np.array([h for _, h in scored], dtype=np.float64)
+        tp = np.cumsum(hits)
+        fp = np.cumsum(1.0 - hits)
+        recall = tp / n_truth if len(hits) else np.zeros(0)
+        precision = tp / np.maximum(tp + fp, 1e-12) if len(hits) else np.zeros(0)
+        per_class[LABELS[c] if c < len(LABELS) else str(c)] = average_precision(recall, precision)
+    m = float(np.mean(list(per_class.values()))) if per_class else 0.0
+    return {"map50": m, "ap50_per_class": per_class, "objects": int(sum(len(t) for t in truth_classes))}
+
+
+def decode_predictions(boxes: np.ndarray, scores: np.ndarray, decoder: Any) -> list[Prediction]:
+    """Decode a batch of ``boxes`` / ``scores`` outputs with a firmware detection decoder (low threshold)."""
+    from seedcam_firmware.inference.detection import DetectionParams
+
+    params = DetectionParams(score_threshold=EVAL_SCORE_THRESHOLD, iou_threshold=0.45, max_detections=50)
+    out = []
+    for i in range(len(boxes)):
+        dets = decoder.decode({"boxes": boxes[i : i + 1], "scores": scores[i : i + 1]}, params)
+        out.append(
+            (
+                np.array([d.box for d in dets], np.float32).reshape(-1, 4),
+                np.array([d.score for d in dets], np.float32),
+                np.array([d.class_id for d in dets], np.int64),
+            )
+        )
+    return out
+
+
+def evaluate_keras(model: Any, data: DetectionData) -> dict[str, Any]:
+    """mAP@0.5 of a Keras detector on ``data`` (decoded by the firmware's decoder)."""
+    from seedcam_firmware.inference.detection import make_detection_decoder
+
+    from .detmodel import DETECT_OUTPUTS, detector_decoder_config
+
+    decoder = make_detection_decoder(
+        detector_decoder_config(),
+        input_width=DETECT_INPUT.width,
+        input_height=DETECT_INPUT.height,
+        outputs=DETECT_OUTPUTS,
+    )
+    out = model.predict(normalise(data.x, DETECT_INPUT), batch_size=64, verbose=0)
+    preds = decode_predictions(out["boxes"], out["scores"], decoder)
+    return mean_average_precision(preds, data.boxes, data.classes)

@@ -1,0 +1,88 @@
+"""The seedcam sign/plate detector: a small single-shot (SSD-style) CNN with two feature levels.
+
+Backbone of plain 3x3 convolutions (BN + ReLU, NPU-friendly), a light top-down
+path from stride 16 into stride 8, and per level a box head (anchor encodings,
+see :mod:`seedcam_firmware.inference.anchors`) and a sigmoid class head. The
+outputs are the firmware's ``ssd_anchors`` layout: ``boxes`` [1, N, 4] and
+``scores`` [1, N, C], anchors ordered level, row, column, anchor.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from seedcam_firmware.inference.anchors import AnchorLevel
+
+from .detdata import DETECT_INPUT, LABELS
+
+__all__ = ["ANCHOR_LEVELS", "DETECT_OUTPUTS", "build_detector", "detector_decoder_config", "num_anchors"]
+
+#: anchor (width, height) in model-input pixels: squares for signs, 3:1 boxes for plates
+ANCHOR_LEVELS: tuple[AnchorLevel, ...] = (
+    AnchorLevel(stride=8, sizes=((8.0, 8.0), (14.0, 14.0), (20.0, 7.0))),
+    AnchorLevel(stride=16, sizes=((22.0, 22.0), (34.0, 34.0), (36.0, 12.0), (60.0, 20.0))),
+)
+#: the class head starts at this probability so that the focal loss is stable
+PRIOR_PROBABILITY = 0.01
+
+
+def num_anchors(levels: tuple[AnchorLevel, ...] = ANCHOR_LEVELS) -> int:
+    """Total anchors of the detector for :data:`DETECT_INPUT`."""
+    w, h = DETECT_INPUT.width, DETECT_INPUT.height
+    return sum(-(-h // lv.stride) * -(-w // lv.stride) * len(lv.sizes) for lv in levels)
+
+
+#: output name -> shape of the exported model
+DETECT_OUTPUTS: dict[str, tuple[int, ...]] = {"boxes": (1, num_anchors(), 4), "scores": (1, num_anchors(), len(LABELS))}
+
+
+def detector_decoder_config() -> dict[str, Any]:
+    """The manifest ``decoder`` section of our detector (the firmware's ``ssd_anchors`` layout)."""
+    return {
+        "layout": "ssd_anchors",
+        "labels": list(LABELS),
+        "anchors": {"levels": [level.to_dict() for level in ANCHOR_LEVELS]},
+        "box_scales": [10.0, 10.0, 5.0, 5.0],
+        "score_activation": "none",
+        "background_class": False,
+        "score_threshold": 0.5,
+        "iou_threshold": 0.45,
+        "max_detections": 20,
+    }
+
+
+def build_detector(num_classes: int = len(LABELS), levels: tuple[AnchorLevel, ...] = ANCHOR_LEVELS) -> Any:
+    """A fresh Keras detector taking ``DETECT_INPUT``-normalised images (0..1 RGB)."""
+    import keras
+    from keras import layers
+
+    def conv(x: Any, filters: int, strides: int = 1) -> Any:
+        x = layers.Conv2D(filters, 3, strides=strides, padding="same", use_bias=False)(x)
+        x = layers.BatchNormalization()(x)
+        return layers.ReLU()(x)
+
+    image = keras.Input((DETECT_INPUT.height, DETECT_INPUT.width, 3), name="image")
+    x = conv(image, 12, 2)  # stride 2
+    x = conv(x, 24, 2)  # stride 4
+    x = conv(x, 32, 2)  # stride 8
+    x = conv(x, 32)
+    p3 = conv(x, 32)
+    y = conv(p3, 64, 2)  # stride 16
+    y = conv(y, 64)
+    p4 = conv(y, 64)
+    top_down = layers.UpSampling2D(2, interpolation="nearest")(layers.Conv2D(32, 1)(p4))
+    f3 = conv(layers.Add()([p3, top_down]), 32)
+
+    prior = keras.initializers.Constant(-math.log((1 - PRIOR_PROBABILITY) / PRIOR_PROBABILITY))
+    boxes, scores = [], []
+    for feature, level, width in ((f3, levels[0], 32), (p4, levels[1], 64)):
+        a = len(level.sizes)
+        h = conv(feature, width)
+        b = layers.Conv2D(a * 4, 3, padding="same")(h)
+        s = layers.Conv2D(a * num_classes, 3, padding="same", bias_initializer=prior)(h)
+        boxes.append(layers.Reshape((-1, 4))(b))
+        scores.append(layers.Reshape((-1, num_classes))(s))
+    box_out = layers.Concatenate(axis=1, name="boxes")(boxes)
+    score_out = layers.Activation("sigmoid", name="scores")(layers.Concatenate(axis=1)(scores))
+    return keras.Model(image, {"boxes": box_out, "scores": score_out}, name="seedcam_detector")

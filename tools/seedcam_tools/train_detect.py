@@ -1,0 +1,254 @@
+"""Train the sign/plate detector on synthetic scenes (seeded, reproducible on one machine).
+
+Anchor matching: an anchor is positive for the truth box it overlaps with IoU >=
+0.45, and every truth box also claims its best anchor; anchors whose best IoU lies
+in [0.3, 0.45) are ignored; the rest are background. Augmentation: half the
+batches' samples are mirrored left-right (turn-left and turn-right swap labels). Loss: sigmoid focal loss
+(alpha 0.25, gamma 2) on classes plus Huber on the box encodings of positives,
+both normalised by the number of positives in the batch.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from seedcam_firmware.inference.anchors import encode_boxes, grid_anchors
+from seedcam_firmware.inference.preprocess import normalise
+
+from .detdata import DETECT_INPUT, LABELS, VAL_SEED_BASE, DetectionData, generate
+from .detmodel import ANCHOR_LEVELS, build_detector
+
+__all__ = ["assign_targets", "train_detector", "train_on_data"]
+
+log = logging.getLogger(__name__)
+
+POSITIVE_IOU = 0.45
+IGNORE_IOU = 0.3
+FOCAL_ALPHA = 0.25
+FOCAL_GAMMA = 2.0
+
+
+def anchors() -> np.ndarray:
+    """The detector's anchors (N x 4 normalised cy, cx, h, w)."""
+    return grid_anchors(DETECT_INPUT.width, DETECT_INPUT.height, ANCHOR_LEVELS)
+
+
+def _anchor_corners(a: np.ndarray) -> np.ndarray:
+    return np.stack([a[:, 1] - a[:, 3] / 2, a[:, 0] - a[:, 2] / 2, a[:, 1] + a[:, 3] / 2, a[:, 0] + a[:, 2] / 2], 1)
+
+
+def _iou_matrix(boxes: np.ndarray, corners: np.ndarray) -> np.ndarray:
+    """IoU of M boxes against N anchors: M x N (pixel-aspect independent, normalised coords)."""
+    x0 = np.maximum(boxes[:, None, 0], corners[None, :, 0])
+    y0 = np.maximum(boxes[:, None, 1], corners[None, :, 1])
+    x1 = np.minimum(boxes[:, None, 2], corners[None, :, 2])
+    y1 = np.minimum(boxes[:, None, 3], corners[None, :, 3])
+    inter = np.clip(x1 - x0, 0, None) * np.clip(y1 - y0, 0, None)
+    area_b = (boxes[:, 2] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 1])
+    area_a = (corners[:, 2] - corners[:, 0]) * (corners[:, 3] - corners[:, 1])
+    return inter / (area_b[:, None] + area_a[None, :] - inter)
+
+
+def assign_targets(boxes: np.ndarray, classes: np.ndarray, anchor_array: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Targets of one sample.
+
+    Returns:
+        ``(box_targets N x 5 float32 = 4 encodings + positive flag, labels N int8)``
+        where a label is -1 ignore, 0 background, ``1 + class`` for a positive.
+    """
+    n = len(anchor_array)
+    box_t = np.zeros((n, 5), np.float32)
+    labels = np.zeros(n, np.int8)
+    if len(boxes) == 0:
+        return box_t, labels
+    iou = _iou_matrix(boxes.astype(np.float64), _anchor_corners(anchor_array.astype(np.float64)))
+    best_gt = iou.argmax(axis=0)
+    best_iou = iou.max(axis=0)
+    labels[(best_iou >= IGNORE_IOU) & (best_iou < POSITIVE_IOU)] = -1
+    positive = best_iou >= POSITIVE_IOU
+    forced = iou.argmax(axis=1)  # every truth box claims its best anchor
+    best_gt[forced] = np.arange(len(boxes))
+    positive[forced] = True
+    labels[positive] = (classes[best_gt[positive]] + 1).astype(np.int8)
+    box_t[positive, :4] = encode_boxes(boxes[best_gt[positive]], anchor_array[positive])
+    box_t[positive, 4] = 1.0
+    return box_t, labels
+
+
+def _focal_loss(y_true: Any, y_pred: Any) -> Any:
+    """Sigmoid focal loss; ``y_true`` = C one-hot targets + a valid (not ignored) flag."""
+    import tensorflow as tf
+
+    target, valid = y_true[..., :-1], y_true[..., -1:]
+    p = tf.clip_by_value(y_pred, 1e-6, 1.0 - 1e-6)
+    ce = -(target * tf.math.log(p) + (1.0 - target) * tf.math.log(1.0 - p))
+    p_t = target * p + (1.0 - target) * (1.0 - p)
+    alpha = target * FOCAL_ALPHA + (1.0 - target) * (1.0 - FOCAL_ALPHA)
+    per_sample = tf.reduce_sum(alpha * tf.pow(1.0 - p_t, FOCAL_GAMMA) * ce * valid, axis=[1, 2])
+    positives = tf.maximum(tf.reduce_sum(target), 1.0)
+    return per_sample * tf.cast(tf.shape(y_true)[0], tf.float32) / positives
+
+
+def _box_loss(y_true: Any, y_pred: Any) -> Any:
+    """Huber loss on the encodings of positive anchors; ``y_true`` = 4 encodings + positive flag."""
+    import tensorflow as tf
+
+    positive = y_true[..., 4:5]
+    err = tf.abs(y_true[..., :4] - y_pred)
+    huber = tf.where(err < 1.0, 0.5 * err * err, err - 0.5)
+    per_sample = tf.reduce_sum(huber * positive, axis=[1, 2])
+    positives = tf.maximum(tf.reduce_sum(positive), 1.0)
+    return per_sample * tf.cast(tf.shape(y_true)[0], tf.float32) / positives
+
+
+#: a mirrored sample's encodings: tx changes sign; the positive flag and the rest stay
+_MIRROR_SIGNS = np.array([1.0, -1.0, 1.0, 1.0, 1.0], np.float32)
+
+
+def mirror_permutation() -> np.ndarray:
+    """Anchor index of each anchor's left-right mirror image (the grid is symmetric)."""
+    parts, start = [], 0
+    for level in ANCHOR_LEVELS:
+        rows = -(-DETECT_INPUT.height // level.stride)
+        cols = -(-DETECT_INPUT.width // level.stride)
+        idx = np.arange(rows * cols * len(level.sizes)).reshape(rows, cols, len(level.sizes))
+        parts.append(idx[:, ::-1].reshape(-1) + start)
+        start += idx.size
+    return np.concatenate(parts)
+
+
+def _mirrored_labels() -> np.ndarray:
+    """Lookup ``label + 1 -> mirrored label`` for labels -1 (ignore), 0 (background), 1 + class."""
+    table = np.arange(-1, len(LABELS) + 1)
+    left, right = LABELS.index("turn_left") + 1, LABELS.index("turn_right") + 1
+    table[left + 1], table[right + 1] = right, left
+    return table
+
+
+CUSTOM_OBJECTS = {"_focal_loss": _focal_loss, "_box_loss": _box_loss}
+
+
+class _Batches:
+    """Builds training batches from per-sample targets (a keras PyDataset, built lazily)."""
+
+    @staticmethod
+    def make(
+        x: np.ndarray, box_t: np.ndarray, labels: np.ndarray, batch_size: int, seed: int, *, augment: bool = False
+    ) -> Any:
+        import keras
+
+        num_classes = len(LABELS)
+        mirror = mirror_permutation()
+        swap = _mirrored_labels()
+
+        class Batches(keras.utils.PyDataset):
+            def __init__(self) -> None:
+                super().__init__()
+                self._rng = np.random.default_rng(seed)
+                self._order = self._rng.permutation(len(x))
+                self._epoch = 0
+
+            def __len__(self) -> int:
+                return math.ceil(len(x) / batch_size)
+
+            def __getitem__(self, i: int) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+                idx = np.sort(self._order[i * batch_size : (i + 1) * batch_size])
+                pixels = x[idx]
+                boxes = box_t[idx]
+                lab = labels[idx].astype(np.int64)
+                if augment:
+                    flip = np.random.default_rng([seed, self._epoch, i]).random(len(idx)) < 0.5
+                    pixels = np.where(flip[:, None, None, None], pixels[:, :, ::-1], pixels)
+                    boxes = np.where(flip[:, None, None], boxes[:, mirror] * _MIRROR_SIGNS, boxes)
+                    lab = np.where(flip[:, None], swap[lab[:, mirror] + 1], lab)
+                cls = np.zeros((*lab.shape, num_classes + 1), np.float32)
+                pos = lab > 0
+                cls[pos, lab[pos] - 1] = 1.0
+                cls[..., -1] = lab >= 0
+                return normalise(pixels, DETECT_INPUT), {"boxes": boxes, "scores": cls}
+
+            def on_epoch_end(self) -> None:
+                self._order = self._rng.permutation(len(x))
+                self._epoch += 1
+
+        return Batches()
+
+
+def build_targets(data: DetectionData) -> tuple[np.ndarray, np.ndarray]:
+    """Targets for every sample: ``(box targets n x N x 5, labels n x N)``."""
+    a = anchors()
+    box_t = np.zeros((len(data.x), len(a), 5), np.float32)
+    labels = np.zeros((len(data.x), len(a)), np.int8)
+    for i, (b, c) in enumerate(zip(data.boxes, data.classes, strict=True)):
+        box_t[i], labels[i] = assign_targets(b, c, a)
+    return box_t, labels
+
+
+def train_on_data(
+    train: DetectionData,
+    *,
+    seed: int,
+    epochs: int,
+    batch_size: int = 48,
+    lr: float = 3e-3,
+    progress: bool = False,
+    val: DetectionData | None = None,
+) -> Any:
+    """Train a fresh detector on ``train``; returns the Keras model.
+
+    Cosine learning-rate decay with a short warm-up; deterministic for a given seed and data.
+    """
+    import keras
+    import tensorflow as tf
+
+    keras.utils.set_random_seed(seed)
+    tf.config.experimental.enable_op_determinism()
+    box_t, labels = build_targets(train)
+    batches = _Batches.make(train.x, box_t, labels, batch_size, seed, augment=True)
+    steps = epochs * len(batches)
+    schedule = keras.optimizers.schedules.CosineDecay(
+        lr / 10, decay_steps=max(1, steps - steps // 20), alpha=0.01, warmup_target=lr, warmup_steps=steps // 20
+    )
+    model = build_detector()
+    model.compile(
+        optimizer=keras.optimizers.Adam(schedule, clipnorm=5.0),
+        loss={"boxes": _box_loss, "scores": _focal_loss},
+    )
+    val_batches = None
+    if val is not None:
+        val_box_t, val_labels = build_targets(val)
+        val_batches = _Batches.make(val.x, val_box_t, val_labels, batch_size, seed)
+    model.fit(batches, epochs=epochs, verbose=2 if progress else 0, validation_data=val_batches)
+    return model
+
+
+def train_detector(
+    out_dir: Path, *, seed: int = 0, samples: int = 20000, epochs: int = 12, progress: bool = False
+) -> dict[str, Any]:
+    """Generate data, train, and save ``detector.keras`` + ``train_metrics.json`` in ``out_dir``."""
+    if samples > VAL_SEED_BASE:
+        raise ValueError("samples would overlap the validation / held-out seed ranges")
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    train = generate(0, samples, progress=progress)
+    val = generate(VAL_SEED_BASE, max(64, min(500, samples // 10)))
+    t0 = time.monotonic()
+    model = train_on_data(train, seed=seed, epochs=epochs, progress=progress, val=val)
+    secs = time.monotonic() - t0
+    model.save(out_dir / "detector.keras")
+    metrics = {
+        "samples": samples,
+        "epochs": epochs,
+        "seed": seed,
+        "train_seconds": secs,
+        "validation_loss": float(model.evaluate(_Batches.make(val.x, *build_targets(val), 32, seed), verbose=0)[0]),
+    }
+    (out_dir / "train_metrics.json").write_text(json.dumps(metrics, indent=2))
+    return metrics
