@@ -49,11 +49,15 @@ __all__ = [
     "CAMERA_SOURCES",
     "ENV_PREFIX",
     "KEYS",
+    "PRECISIONS",
     "CameraConfig",
+    "ClassifyConfig",
+    "DetectConfig",
     "DeviceConfig",
     "FirmwareConfig",
     "LinkConfig",
     "ModelsConfig",
+    "OcrConfig",
     "PipelineConfig",
     "RuntimeConfig",
     "TasksConfig",
@@ -71,6 +75,8 @@ _log = logging.getLogger(__name__)
 
 #: Prefix of the environment variables that override config keys.
 ENV_PREFIX = "SEEDCAM_FW_"
+#: Model variants a bundle may ship (``models.<task>_precision``).
+PRECISIONS: tuple[str, ...] = ("int8", "float32")
 #: Camera backends known to :func:`seedcam_firmware.camera.factory.open_camera`.
 CAMERA_SOURCES: tuple[str, ...] = ("synthetic", "v4l2", "video", "folder")
 #: The repository's ``models/`` folder (the default model location in a checkout).
@@ -193,7 +199,7 @@ class TasksConfig(_Section):
 
 @dataclass(frozen=True)
 class ModelsConfig(_Section):
-    """``[models]``: where the model bundles are; one manifest key per task."""
+    """``[models]``: where the model bundles are; a manifest and a precision key per task."""
 
     _name: typing.ClassVar[str] = "models"
     dir: str = setting(DEFAULT_MODELS_DIR, is_path=True, doc="models folder")
@@ -201,7 +207,25 @@ class ModelsConfig(_Section):
         "lane/manifest.json", doc="lane bundle manifest, relative to dir"
     )
     lane_precision: str = setting(
-        "int8", choices=("int8", "float32"), doc="lane model variant"
+        "int8", choices=PRECISIONS, doc="lane model variant"
+    )
+    detect: str = setting(
+        "detect/manifest.json", doc="object detector bundle manifest, relative to dir"
+    )
+    detect_precision: str = setting(
+        "int8", choices=PRECISIONS, doc="detector model variant"
+    )
+    ocr: str = setting(
+        "ocr/manifest.json", doc="plate reader (CTC OCR) bundle manifest, relative to dir"
+    )
+    ocr_precision: str = setting(
+        "int8", choices=PRECISIONS, doc="OCR model variant"
+    )
+    classify: str = setting(
+        "road_scene/manifest.json", doc="scene classifier bundle manifest, relative to dir"
+    )
+    classify_precision: str = setting(
+        "int8", choices=PRECISIONS, doc="classifier model variant"
     )
 
     def manifest_path(self, task: str) -> Path:
@@ -213,9 +237,80 @@ class ModelsConfig(_Section):
         Raises:
             ConfigError: no ``models.<task>`` key exists.
         """
-        if task not in _SPECS["models"]:
+        if task not in _SPECS["models"] or task.endswith("_precision") or task == "dir":
             raise unknown_key_error(f"models.{task}", KEYS, "models")
         return Path(self.dir) / str(getattr(self, task))
+
+    def precision(self, task: str) -> str:
+        """Return the configured precision (``int8`` / ``float32``) of ``task``'s model.
+
+        Raises:
+            ConfigError: no ``models.<task>_precision`` key exists.
+        """
+        key = f"{task}_precision"
+        if key not in _SPECS["models"]:
+            raise unknown_key_error(f"models.{key}", KEYS, "models")
+        return str(getattr(self, key))
+
+
+@dataclass(frozen=True)
+class DetectConfig(_Section):
+    """``[detect]``: the object detector's post-processing, all live (next frame).
+
+    These values are what runs: a bundle's manifest may recommend thresholds of
+    its own (logged at load when they differ), but the config decides.
+    """
+
+    _name: typing.ClassVar[str] = "detect"
+    score_threshold: float = setting(
+        0.5, lo=0.0, hi=1.0, live=True, doc="drop detections scoring below this"
+    )
+    iou_threshold: float = setting(
+        0.45, lo=0.0, hi=1.0, live=True, doc="non-maximum suppression overlap (IoU) threshold"
+    )
+    max_detections: int = setting(
+        20, lo=1, hi=100, live=True, doc="most detections reported per frame"
+    )
+
+
+@dataclass(frozen=True)
+class OcrConfig(_Section):
+    """``[ocr]``: reading the text of detected plates, all live (next frame).
+
+    ``pattern`` (a regular expression over the model's alphabet) or ``lexicon``
+    (the only words allowed) constrain the reading; they are checked against the
+    OCR model's alphabet when set, so an invalid one is refused then.
+    """
+
+    _name: typing.ClassVar[str] = "ocr"
+    plate_labels: tuple[str, ...] = setting(
+        ("plate",), live=True, doc="detection labels whose box is cropped and read"
+    )
+    max_plates: int = setting(
+        4, lo=1, hi=16, live=True, doc="most plates read per frame (highest scores first)"
+    )
+    min_confidence: float = setting(
+        0.5, lo=0.0, hi=1.0, live=True, doc="drop readings less confident than this"
+    )
+    beam_width: int = setting(
+        1, lo=1, hi=64, live=True, doc="1 = greedy CTC decoding; more = beam search of that width"
+    )
+    pattern: str = setting(
+        "", live=True, doc="regular expression a reading must match; empty = any"
+    )
+    lexicon: tuple[str, ...] = setting(
+        (), live=True, doc="the only readings allowed; empty = any"
+    )
+
+
+@dataclass(frozen=True)
+class ClassifyConfig(_Section):
+    """``[classify]``: the scene classifier's output, live (next frame)."""
+
+    _name: typing.ClassVar[str] = "classify"
+    top_k: int = setting(
+        3, lo=1, hi=20, live=True, doc="classes reported per frame, best first"
+    )
 
 
 @dataclass(frozen=True)
@@ -238,6 +333,9 @@ _SECTION_TYPES: dict[str, type] = {
     "runtime": RuntimeConfig,
     "tasks": TasksConfig,
     "models": ModelsConfig,
+    "detect": DetectConfig,
+    "ocr": OcrConfig,
+    "classify": ClassifyConfig,
     "pipeline": PipelineConfig,
 }
 _SPECS: dict[str, dict[str, KeySpec]] = {
@@ -260,6 +358,9 @@ class FirmwareConfig:
     runtime: RuntimeConfig = dataclasses.field(default_factory=RuntimeConfig)
     tasks: TasksConfig = dataclasses.field(default_factory=TasksConfig)
     models: ModelsConfig = dataclasses.field(default_factory=ModelsConfig)
+    detect: DetectConfig = dataclasses.field(default_factory=DetectConfig)
+    ocr: OcrConfig = dataclasses.field(default_factory=OcrConfig)
+    classify: ClassifyConfig = dataclasses.field(default_factory=ClassifyConfig)
     pipeline: PipelineConfig = dataclasses.field(default_factory=PipelineConfig)
 
 

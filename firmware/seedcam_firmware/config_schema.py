@@ -6,8 +6,9 @@ and coerces a value for one key, so that a file, an environment variable, a
 command-line override and a run-time ``config_set`` all follow the same rules and
 produce the same error text.
 
-To add a perception task, append its name to :data:`KNOWN_TASKS` and add a
-``models.<task>`` manifest key to ``ModelsConfig``.
+To add a perception task, append its name to :data:`KNOWN_TASKS`, add
+``models.<task>`` (manifest) and ``models.<task>_precision`` keys to
+``ModelsConfig`` and register its loader in ``seedcam_firmware.tasks.registry``.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ __all__ = [
 ]
 
 #: Perception tasks the firmware knows; ``tasks.enabled`` must name only these.
-KNOWN_TASKS: tuple[str, ...] = ("lane",)
+KNOWN_TASKS: tuple[str, ...] = ("lane", "detect", "ocr", "classify")
 
 #: URL schemes accepted by ``link.url`` besides the bare word ``pty`` and a device path.
 LINK_URL_SCHEMES: tuple[str, ...] = ("pty", "tcp-listen", "pair")

@@ -30,6 +30,7 @@ from seedcam_firmware.config import (
     config_set,
     requires_restart,
 )
+from seedcam_firmware.errors import ConfigError, ModelError
 from seedcam_firmware.link_log import LinkLogHandler
 from seedcam_firmware.link_server import LinkServer
 from seedcam_firmware.pipeline import Pipeline
@@ -53,8 +54,15 @@ class Daemon:
         config_path: where config changes from the host are persisted, rewriting the
             file atomically (None: changes last until the firmware stops).
 
+    A task whose model does not load does not stop the sensor: it is logged as
+    an error (sent on the LOG channel at boot and again whenever a host asks for
+    the device info), left out of ``TaskList.available``, and asking for it
+    answers ``UNAVAILABLE`` with the reason; the other enabled tasks run. Only
+    when the config enables tasks and not one of them loads does start fail: a
+    sensor that could only stream empty results is a setup error to fix first.
+
     Raises (from start):
-        ModelError: an enabled task's model is missing or does not load.
+        ModelError: tasks are enabled and none of their models loads.
         CameraError: the camera cannot be opened.
         LinkBroken: the link cannot be opened.
     """
@@ -67,6 +75,7 @@ class Daemon:
         self._config_lock = threading.Lock()
         self._stop = threading.Event()
         self._tasks: TaskRunner | None = None
+        self._missing: dict[str, str] = {}
         self._camera: CameraSource | None = None
         self._link: LinkServer | None = None
         self._pipeline: Pipeline | None = None
@@ -79,7 +88,7 @@ class Daemon:
         cfg = self.config
         try:
             self._camera = open_camera(cfg.camera)
-            self._tasks = TaskRunner(load_tasks(cfg), cfg.tasks.enabled)
+            self._tasks = self._load_tasks(cfg)
             self._link = LinkServer(
                 cfg.link.url,
                 Dispatcher(self),
@@ -94,12 +103,46 @@ class Daemon:
         self._pipeline = Pipeline(
             self._camera, self._tasks.process, self._send_result, queue_depth=cfg.pipeline.queue_depth
         )
-        self._link.start()
         self._log_handler = LinkLogHandler(lambda record: self._link.send(Channel.LOG, record))
-        logging.getLogger("seedcam_firmware").addHandler(self._log_handler)
+        logging.getLogger("seedcam_firmware").addHandler(self._log_handler)  # before the Hello: it reports too
+        self._link.start()
         self._pipeline.start()
         self._health_thread.start()
         log.info("sensor up: boot %s, link %s", self.boot_id, self._link.device_path)
+
+    def _load_tasks(self, cfg: FirmwareConfig) -> TaskRunner:
+        """Load every task; run the enabled ones that loaded (the config then names those).
+
+        Raises:
+            ModelError: tasks are enabled and not one of them loaded.
+        """
+        loaded = load_tasks(cfg)
+        self._missing = {n: loaded.unavailable[n] for n in cfg.tasks.enabled if n in loaded.unavailable}
+        if cfg.tasks.enabled and len(self._missing) == len(cfg.tasks.enabled):
+            for task in loaded.tasks:
+                task.close()
+            reasons = "; ".join(f"{name}: {reason}" for name, reason in self._missing.items())
+            raise ModelError(f"none of the enabled tasks can run: {reasons}")
+        running = [n for n in cfg.tasks.enabled if n not in loaded.unavailable]
+        runner = TaskRunner(loaded.tasks, running, unavailable=loaded.unavailable)
+        if self._missing:
+            self.config = config_set(cfg, "tasks.enabled", running, source="start")
+        return runner
+
+    @property
+    def tasks(self) -> TaskRunner | None:
+        """The task runner (None before :meth:`start`)."""
+        return self._tasks
+
+    @property
+    def unavailable_tasks(self) -> dict[str, str]:
+        """Tasks whose model did not load -> the reason."""
+        return self._tasks.unavailable if self._tasks else {}
+
+    def _report_missing(self) -> None:
+        """Log (and so send to the host) each task the config enabled whose model did not load."""
+        for name, reason in self._missing.items():
+            log.error("task %s is enabled in the config but unavailable (model did not load): %s", name, reason)
 
     @property
     def link_path(self) -> str:
@@ -180,6 +223,12 @@ class Daemon:
     # ------------------------------------------------------------------ services for the host
 
     def device_info(self) -> DeviceInfo:
+        """Who the sensor is (the Hello, and the answer to a host's info request).
+
+        A host asks for it when it connects, so this is also where the errors of
+        enabled tasks whose model did not load are repeated on the LOG channel.
+        """
+        self._report_missing()
         cfg = self.config
         return DeviceInfo(
             protocol_version=PROTOCOL_VERSION,
@@ -240,9 +289,21 @@ class Daemon:
         return Snapshot(encoded.tobytes(), frame.frame_id, frame.timestamp_us, width, height)
 
     def _apply(self, key: str, new: FirmwareConfig) -> None:
-        """Make a config change take effect (live keys) and persist it."""
-        if self._tasks is not None and new.tasks.enabled != self._tasks.enabled:
-            self._tasks.select(new.tasks.enabled)  # raises ConfigError for an unloaded task
+        """Make a config change take effect (live keys) and persist it.
+
+        Raises:
+            TaskUnavailable: a task to enable has no loaded model.
+            ConfigError: an unknown task, or a task refuses a value; nothing changed.
+        """
+        tasks = self._tasks
+        if tasks is not None:
+            tasks.configure(new, previous=self.config)  # raises ConfigError, leaving the old values in force
+            if new.tasks.enabled != tasks.enabled:
+                try:
+                    tasks.select(new.tasks.enabled)  # raises TaskUnavailable / ConfigError
+                except ConfigError:
+                    tasks.configure(self.config)
+                    raise
         self.config = new
         if self.config_path is not None:
             _persist(self.config_path, key, new)

@@ -11,6 +11,7 @@ from seedcam._proto import seedcam_pb2 as pb
 from seedcam.protocol import codec
 from seedcam.types import ConfigValue, DeviceInfo, ModelInfo, Snapshot, TaskList
 from seedcam_firmware.errors import ConfigError, FirmwareError, UnknownConfigKey
+from seedcam_firmware.tasks.base import TaskUnavailable
 
 __all__ = ["DeviceServices", "RequestFailed", "Dispatcher"]
 
@@ -28,7 +29,8 @@ class RequestFailed(FirmwareError):
 class DeviceServices(Protocol):
     """What the daemon offers to the host.
 
-    Methods raise :class:`RequestFailed`, :class:`UnknownConfigKey` (answered NOT_FOUND)
+    Methods raise :class:`RequestFailed`, :class:`UnknownConfigKey` (answered NOT_FOUND),
+    :class:`TaskUnavailable` (a task whose model did not load; answered UNAVAILABLE)
     or :class:`ConfigError` (answered INVALID_ARGUMENT).
     """
 
@@ -64,6 +66,8 @@ class Dispatcher:
             return pb.Response(status=exc.status, message=str(exc))
         except UnknownConfigKey as exc:
             return pb.Response(status=pb.STATUS_NOT_FOUND, message=str(exc))
+        except TaskUnavailable as exc:
+            return pb.Response(status=pb.STATUS_UNAVAILABLE, message=str(exc))
         except ConfigError as exc:
             return pb.Response(status=pb.STATUS_INVALID_ARGUMENT, message=str(exc))
         except Exception as exc:  # a handler bug answers INTERNAL instead of killing the link

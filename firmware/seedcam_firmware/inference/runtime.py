@@ -77,15 +77,24 @@ def load_interpreter(model_path: str | Path, *, num_threads: int = 2, delegate: 
 class Model:
     """A loaded model with float-in / float-out :meth:`invoke`.
 
+    The tensors are found through the model's SignatureDef when it has one (our
+    own exports). A model without a SignatureDef (many public ``.tflite`` files)
+    is read through the interpreter's plain input/output tensors: the manifest's
+    output names are matched to the tensor names, and when the names do not all
+    match (tensors called ``StatefulPartitionedCall:1`` ...) they are taken in
+    order, the manifest's first output being the interpreter's first. Shapes are
+    checked either way, so a wrong order is caught whenever it changes a shape.
+
     Args:
         model_path: the ``.tflite`` file.
         input_shape: the shape the manifest promises (checked), or None.
-        outputs: expected output name -> shape (checked), or None.
+        outputs: expected output name -> shape (checked, in this order), or None.
         num_threads, delegate: as for :func:`load_interpreter`.
 
     Raises:
-        ModelError: see :func:`load_interpreter`; also when the input shape or the
-            output names/shapes do not match the manifest.
+        ModelError: see :func:`load_interpreter`; also when the model has several
+            signatures or inputs, an input type other than float32/uint8/int8, or
+            when the input shape or the output names/shapes do not match the manifest.
     """
 
     def __init__(
@@ -100,25 +109,39 @@ class Model:
         self.path = Path(model_path)
         self.interpreter = load_interpreter(self.path, num_threads=num_threads, delegate=delegate)
         sigs = self.interpreter.get_signature_list()
-        if len(sigs) != 1:
-            raise ModelError(f"{self.path}: expected exactly one signature, found {sorted(sigs)}")
-        self._sig_key = next(iter(sigs))
-        runner = self.interpreter.get_signature_runner(self._sig_key)  # only for the tensors' names
-        in_details = runner.get_input_details()
+        if len(sigs) > 1:
+            raise ModelError(f"{self.path}: expected at most one signature, found {sorted(sigs)}")
+        if sigs:
+            self.signature: str | None = next(iter(sigs))
+            runner = self.interpreter.get_signature_runner(self.signature)  # only for the tensors' names
+            in_details = runner.get_input_details()
+            out_details = runner.get_output_details()
+            by_order = False
+            del runner  # it keeps views into the interpreter, which would block invoke()
+            self.interpreter.allocate_tensors()
+        else:
+            self.signature = None
+            in_details = {d["name"]: d for d in self.interpreter.get_input_details()}
+            out_details, by_order = _map_plain_outputs(self.path, self.interpreter.get_output_details(), outputs)
         if len(in_details) != 1:
             raise ModelError(f"{self.path}: expected one input tensor, found {len(in_details)}")
         self._input_name, self._input = next(iter(in_details.items()))
-        self._outputs = runner.get_output_details()
-        del runner  # it keeps views into the interpreter, which would block invoke()
-        self.interpreter.allocate_tensors()
+        if np.dtype(self._input["dtype"]) not in (np.float32, np.uint8, np.int8):
+            raise ModelError(
+                f"{self.path}: input tensor type {np.dtype(self._input['dtype']).name} is not float32, uint8 or int8"
+            )
         got_shape = tuple(int(v) for v in self._input["shape"])
         if input_shape is not None and got_shape != tuple(input_shape):
             raise ModelError(f"{self.path}: input shape {got_shape} does not match the manifest's {tuple(input_shape)}")
         if outputs is not None:
-            got = {k: tuple(int(v) for v in d["shape"]) for k, d in self._outputs.items()}
-            want = {k: tuple(v) for k, v in outputs.items()}
-            if got != want:
-                raise ModelError(f"{self.path}: outputs {got} do not match the manifest's {want}")
+            _check_outputs(self.path, out_details, outputs, by_order=by_order)
+            out_details = {name: out_details[name] for name in outputs}
+        self._outputs: dict[str, dict[str, Any]] = dict(out_details)
+
+    @property
+    def output_names(self) -> tuple[str, ...]:
+        """The output names, in the manifest's order when one was given."""
+        return tuple(self._outputs)
 
     def takes_raw_pixels(self, mean: float, std: float) -> bool:
         """True when quantizing ``(pixels - mean) / std`` gives back the uint8 pixels themselves.
@@ -189,3 +212,50 @@ class Model:
             else:
                 out[name] = np.asarray(arr, dtype=np.float32)
         return out
+
+
+def _shape(details: Mapping[str, Any]) -> tuple[int, ...]:
+    return tuple(int(v) for v in details["shape"])
+
+
+def _map_plain_outputs(
+    path: Path, details: list[dict[str, Any]], expected: Mapping[str, tuple[int, ...]] | None
+) -> tuple[dict[str, dict[str, Any]], bool]:
+    """Name the outputs of a model without a SignatureDef (see :class:`Model`).
+
+    Returns:
+        Output name -> tensor details, and whether the names were assigned by position.
+
+    Raises:
+        ModelError: the model has a different number of outputs than the manifest lists.
+    """
+    by_tensor_name = {d["name"]: d for d in details}
+    if expected is None:
+        return by_tensor_name, False
+    if len(details) != len(expected):
+        raise ModelError(
+            f"{path}: the model has {len(details)} output tensor(s) {sorted(by_tensor_name)}, "
+            f"the manifest lists {len(expected)} {list(expected)}"
+        )
+    if all(name in by_tensor_name for name in expected):
+        return {name: by_tensor_name[name] for name in expected}, False
+    log.info("%s has no SignatureDef and its tensor names differ from the manifest's; outputs taken in order", path)
+    return dict(zip(expected, details, strict=True)), True
+
+
+def _check_outputs(
+    path: Path, got: Mapping[str, Mapping[str, Any]], want: Mapping[str, tuple[int, ...]], *, by_order: bool
+) -> None:
+    """Compare the model's outputs with the manifest's, naming each difference.
+
+    Raises:
+        ModelError: a missing or extra output, or a shape that differs.
+    """
+    problems = [f"output {name!r} is missing from the model" for name in want if name not in got]
+    problems += [f"the model has output {name!r}, which the manifest does not list" for name in got if name not in want]
+    for name, shape in want.items():
+        if name in got and _shape(got[name]) != tuple(shape):
+            taken = f" (tensor {got[name]['name']!r}, taken by position)" if by_order else ""
+            problems.append(f"output {name!r}{taken} has shape {_shape(got[name])}, the manifest says {tuple(shape)}")
+    if problems:
+        raise ModelError(f"{path}: outputs disagree with the manifest: " + "; ".join(problems))

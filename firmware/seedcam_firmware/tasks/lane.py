@@ -3,17 +3,14 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 
 import numpy as np
 
-from seedcam.types import LaneState, LaneStatus, ModelInfo
-from seedcam_firmware import __version__
+from seedcam.types import LaneState, LaneStatus
 from seedcam_firmware.config import FirmwareConfig
 from seedcam_firmware.inference.lane import decode_lane
-from seedcam_firmware.inference.manifest import ModelManifest, load_manifest
-from seedcam_firmware.inference.preprocess import crop_resize, normalise
-from seedcam_firmware.inference.runtime import Model
-from seedcam_firmware.tasks.base import TaskOutput, elapsed_us
+from seedcam_firmware.tasks.base import ModelTask, Task, TaskOutput, elapsed_us, load_task_manifest
 
 __all__ = ["LaneTask", "load_lane_task"]
 
@@ -22,7 +19,7 @@ _DECODED_OUTPUTS = ("lane_state", "presence")
 _STATUS = {"ok": LaneStatus.OK, "one_line": LaneStatus.ONE_LINE, "lost": LaneStatus.LOST}
 
 
-class LaneTask:
+class LaneTask(ModelTask):
     """Runs a lane bundle on frames.
 
     Raises (constructor):
@@ -31,34 +28,9 @@ class LaneTask:
 
     name = "lane"
 
-    def __init__(self, manifest: ModelManifest, *, num_threads: int = 2, delegate: str | None = None) -> None:
-        self.manifest = manifest
-        self._model = Model(
-            manifest.file,
-            input_shape=manifest.input_shape,
-            outputs=manifest.outputs,
-            num_threads=num_threads,
-            delegate=delegate,
-        )
-        spec = manifest.input
-        self._raw_pixels = self._model.takes_raw_pixels(spec.mean, spec.std)
-        self.model = ModelInfo(
-            id=f"{manifest.id}-{manifest.precision}",
-            name=manifest.name,
-            version=manifest.version,
-            task=manifest.task,
-            precision=manifest.precision,
-            sha256=manifest.sha256,
-            active=False,
-            input_shape=tuple(manifest.input_shape),
-            size_bytes=manifest.file.stat().st_size,
-        )
-
     def run(self, image: np.ndarray) -> TaskOutput:
         start = time.perf_counter()
-        spec = self.manifest.input
-        pixels = crop_resize(image, spec)[None]
-        tensor = pixels if self._raw_pixels else normalise(pixels, spec)
+        tensor = self.frame_tensor(image)
         preprocess_us = elapsed_us(start)
         invoked = time.perf_counter()
         outputs = self._model.invoke(tensor, _DECODED_OUTPUTS)
@@ -85,17 +57,18 @@ class LaneTask:
             },
         )
 
-    def close(self) -> None:
-        """Nothing to release beyond what garbage collection frees."""
 
-
-def load_lane_task(config: FirmwareConfig) -> LaneTask:
+def load_lane_task(config: FirmwareConfig, loaded: Mapping[str, Task] | None = None) -> LaneTask:
     """Load the lane bundle named by ``models.lane`` at ``models.lane_precision``.
 
+    Args:
+        config: the firmware configuration.
+        loaded: tasks loaded before this one (unused: the lane task stands alone).
+
     Raises:
-        BundleError: the manifest is missing or invalid, or the file's sha256 differs.
+        BundleError: the manifest is missing or invalid, the file's sha256 differs,
+            or the bundle is not a lane model.
         ModelError: the model does not load or disagrees with its manifest.
     """
-    manifest = load_manifest(config.models.manifest_path("lane"), precision=config.models.lane_precision)
-    manifest.check_firmware(__version__)
+    manifest = load_task_manifest(config, "lane")
     return LaneTask(manifest, num_threads=config.runtime.num_threads, delegate=config.runtime.delegate or None)

@@ -1,0 +1,158 @@
+"""The detection task: preprocess → detector → layout decoder → boxes in the camera frame.
+
+The detector sees the rows ``[crop_top, 1 - crop_bottom)`` of the frame (its
+manifest's InputSpec), resized to its input. Its decoder gives boxes
+normalised to that input; :func:`box_to_frame` maps them back to the frame
+(0..1 of the frame's width and height, clipped), which is what the host gets.
+
+Thresholds come from the ``[detect]`` config section and change live: the next
+frame after a ``config set detect.score_threshold 0.6`` uses it. A bundle's own
+recommended thresholds (its manifest's decoder section) are logged at load
+when they differ, but the config decides.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Mapping
+
+import numpy as np
+
+from seedcam.types import Box, Detection
+from seedcam_firmware.config import FirmwareConfig
+from seedcam_firmware.inference.detection import DetectionParams, RawDetection, make_detection_decoder
+from seedcam_firmware.inference.manifest import ModelManifest
+from seedcam_firmware.inference.preprocess import crop_rows
+from seedcam_firmware.tasks.base import ModelTask, Task, TaskOutput, elapsed_us, load_task_manifest
+
+__all__ = ["DetectTask", "box_to_frame", "load_detect_task"]
+
+log = logging.getLogger(__name__)
+
+
+def box_to_frame(
+    box: tuple[float, float, float, float], rows: tuple[int, int], frame_height: int
+) -> Box | None:
+    """Map a box normalised to the model input into the camera frame.
+
+    The model input spans every column of the frame and its rows
+    ``[rows[0], rows[1])`` (see :func:`~seedcam_firmware.inference.preprocess.crop_rows`).
+
+    Args:
+        box: ``(x_min, y_min, x_max, y_max)``, 0..1 of the model input.
+        rows: the frame rows the model saw, ``[top, bottom)``.
+        frame_height: the frame height in pixels.
+
+    Returns:
+        The box normalised to the frame and clipped to it, or None when nothing
+        of it is left inside the frame.
+    """
+    top, bottom = rows
+    x0, y0, x1, y1 = (float(v) for v in box)
+    x0, x1 = min(max(x0, 0.0), 1.0), min(max(x1, 0.0), 1.0)
+    y0 = min(max((top + y0 * (bottom - top)) / frame_height, 0.0), 1.0)
+    y1 = min(max((top + y1 * (bottom - top)) / frame_height, 0.0), 1.0)
+    if x1 <= x0 or y1 <= y0:
+        return None
+    return Box(x0, y0, x1, y1)
+
+
+class DetectTask(ModelTask):
+    """Runs an object detector bundle on frames.
+
+    Args:
+        manifest: the detector bundle; its ``decoder`` section names the output
+            layout (``ssd_anchors``, ``tflite_postprocess``, ``yolov5``, ``yolov8``) and labels.
+        num_threads, delegate: interpreter settings.
+        params: the thresholds until :meth:`configure` is called (default: DetectionParams()).
+
+    Raises (constructor):
+        ModelError: the model file is not TFLite or disagrees with its manifest.
+        BundleError: the decoder section disagrees with the outputs.
+    """
+
+    name = "detect"
+
+    def __init__(
+        self,
+        manifest: ModelManifest,
+        *,
+        num_threads: int = 2,
+        delegate: str | None = None,
+        params: DetectionParams | None = None,
+    ) -> None:
+        super().__init__(manifest, num_threads=num_threads, delegate=delegate)
+        spec = manifest.input
+        self._decoder = make_detection_decoder(
+            manifest.decoder,
+            input_width=spec.width,
+            input_height=spec.height,
+            outputs=manifest.outputs,
+            bundle_dir=manifest.bundle_dir,
+        )
+        self.labels: tuple[str, ...] = tuple(self._decoder.labels)
+        self.recommended = DetectionParams.from_manifest(manifest.decoder)
+        self.params = params or DetectionParams()
+
+    def configure(self, config: FirmwareConfig) -> None:
+        """Take ``detect.score_threshold``, ``iou_threshold`` and ``max_detections`` (next frame on)."""
+        section = config.detect
+        params = DetectionParams(section.score_threshold, section.iou_threshold, section.max_detections)
+        self.params = params  # one attribute swap: the inference thread sees the old or the new, never a mix
+
+    def detect(self, image: np.ndarray) -> tuple[tuple[Detection, ...], dict[str, int]]:
+        """Detections in a BGR frame (boxes normalised to the frame), and the stage timings."""
+        params = self.params
+        start = time.perf_counter()
+        tensor = self.frame_tensor(image)
+        preprocess_us = elapsed_us(start)
+        invoked = time.perf_counter()
+        outputs = self._model.invoke(tensor, self._decoder.output_names)
+        invoke_us = elapsed_us(invoked)
+        decoded = time.perf_counter()
+        raw = self._decoder.decode(outputs, params)
+        detections = self._to_frame(raw, image.shape[0])
+        timings = {
+            "detect:preprocess": preprocess_us,
+            "detect:invoke": invoke_us,
+            "detect:decode": elapsed_us(decoded),
+        }
+        return detections, timings
+
+    def _to_frame(self, raw: list[RawDetection], frame_height: int) -> tuple[Detection, ...]:
+        rows = crop_rows(frame_height, self.manifest.input)
+        out = []
+        for det in raw:
+            box = box_to_frame(det.box, rows, frame_height)
+            if box is None:
+                continue
+            label = self.labels[det.class_id] if 0 <= det.class_id < len(self.labels) else f"class_{det.class_id}"
+            out.append(Detection(class_id=det.class_id, label=label, score=float(det.score), box=box))
+        return tuple(out)
+
+    def run(self, image: np.ndarray) -> TaskOutput:
+        detections, timings = self.detect(image)
+        return TaskOutput(detections=detections, timings_us=timings)
+
+
+def load_detect_task(config: FirmwareConfig, loaded: Mapping[str, Task] | None = None) -> DetectTask:
+    """Load the detector bundle named by ``models.detect`` at ``models.detect_precision``.
+
+    Args:
+        config: the firmware configuration (also the initial thresholds).
+        loaded: tasks loaded before this one (unused).
+
+    Raises:
+        BundleError: the manifest is missing or invalid, the file's sha256 differs,
+            the bundle is not a detector, or its decoder disagrees with its outputs.
+        ModelError: the model does not load or disagrees with its manifest.
+    """
+    manifest = load_task_manifest(config, "detect")
+    task = DetectTask(manifest, num_threads=config.runtime.num_threads, delegate=config.runtime.delegate or None)
+    task.configure(config)
+    if task.params != task.recommended:
+        log.info(
+            "detector %s recommends %s; running with the config's %s", task.model.id, task.recommended, task.params
+        )
+    return task

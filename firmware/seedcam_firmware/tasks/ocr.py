@@ -1,0 +1,225 @@
+"""The OCR task, two-stage: plates found by the detector → rectified crops → CTC text model.
+
+For each detection of the frame whose label is in ``ocr.plate_labels`` (the
+``ocr.max_plates`` best scores), the plate is cut out of the full-resolution
+frame and rectified by :func:`~seedcam_firmware.inference.plate.crop_plate` (the
+OCR model's own input size; the InputSpec's crop rows do not apply to a plate
+crop), read by the OCR model and CTC-decoded: best path by default, beam search
+when ``ocr.beam_width`` > 1, and a beam at least 8 wide restricted to
+``ocr.pattern`` or ``ocr.lexicon`` when one is set. A reading less confident
+than ``ocr.min_confidence`` (or empty) is dropped; each kept one becomes a
+:class:`~seedcam.types.TextLine` carrying the plate's box in the frame.
+
+The task ``requires`` the detect task: when detect is enabled, the runner runs
+it first and the OCR task reads its detections. When ocr is enabled without
+detect, the OCR task runs the detector itself (same model, same ``[detect]``
+thresholds) but reports only the text lines, not the detections; the
+detector's model id is still listed in the Result's ``model_ids``.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from seedcam.types import Detection, TextLine
+from seedcam_firmware.config import FirmwareConfig, OcrConfig
+from seedcam_firmware.errors import ConfigError, ModelError
+from seedcam_firmware.inference.ctc import TextConstraint, TextReading, beam_decode, greedy_decode
+from seedcam_firmware.inference.manifest import ModelManifest
+from seedcam_firmware.inference.plate import crop_plate
+from seedcam_firmware.inference.validate import ctc_layout
+from seedcam_firmware.tasks.base import ModelTask, Task, TaskOutput, elapsed_us, load_task_manifest
+from seedcam_firmware.tasks.detect import DetectTask
+
+__all__ = ["CONSTRAINED_MIN_BEAM", "OcrSettings", "OcrTask", "load_ocr_task"]
+
+log = logging.getLogger(__name__)
+
+#: a pattern or lexicon is searched with a beam at least this wide
+CONSTRAINED_MIN_BEAM = 8
+
+
+@dataclass(frozen=True)
+class OcrSettings:
+    """The OCR task's live settings (from the ``[ocr]`` config section)."""
+
+    plate_labels: frozenset[str] = frozenset({"plate"})
+    max_plates: int = 4
+    min_confidence: float = 0.5
+    beam_width: int = 1
+    constraint: TextConstraint | None = None
+
+
+class OcrTask(ModelTask):
+    """Reads the text of detected plates.
+
+    Args:
+        manifest: the OCR bundle: decoder ``{"type": "ctc", "alphabet", "blank_index"}``,
+            output ``[1, T, K]`` with ``K = len(alphabet) + 1``.
+        detector: the detect task, run by this task when detect itself is not enabled;
+            None: only detections handed over by the runner are read.
+        num_threads, delegate: interpreter settings.
+
+    Raises (constructor):
+        ModelError: the model file is not TFLite or disagrees with its manifest.
+        BundleError: the decoder section disagrees with the output.
+    """
+
+    name = "ocr"
+    requires = ("detect",)
+
+    def __init__(
+        self,
+        manifest: ModelManifest,
+        *,
+        detector: DetectTask | None = None,
+        num_threads: int = 2,
+        delegate: str | None = None,
+    ) -> None:
+        super().__init__(manifest, num_threads=num_threads, delegate=delegate)
+        self.layout = ctc_layout(manifest)
+        self._detector = detector
+        self.settings = OcrSettings()
+        self._applied: OcrConfig | None = None
+
+    def configure(self, config: FirmwareConfig) -> None:
+        """Take the ``[ocr]`` keys (next frame on).
+
+        Raises:
+            ConfigError: ``ocr.pattern`` does not compile, a lexicon word has characters
+                outside the model's alphabet, or both pattern and lexicon are set.
+        """
+        section = config.ocr
+        if section == self._applied:
+            return
+        self.settings = self.settings_for(section)
+        self._applied = section
+
+    def settings_for(self, section: OcrConfig) -> OcrSettings:
+        """Check an ``[ocr]`` section against this model and build its settings.
+
+        Raises:
+            ConfigError: see :meth:`configure`.
+        """
+        alphabet = self.layout.alphabet
+        constraint = None
+        if section.pattern and section.lexicon:
+            raise ConfigError("ocr.pattern and ocr.lexicon are exclusive: set one of them, not both")
+        if section.pattern:
+            try:
+                constraint = TextConstraint.from_pattern(section.pattern)
+            except ValueError as exc:
+                raise ConfigError(f"ocr.pattern {section.pattern!r} is not a valid regular expression: {exc}") from exc
+        elif section.lexicon:
+            for word in section.lexicon:
+                if not word:
+                    raise ConfigError("ocr.lexicon must not hold an empty word")
+                outside = sorted({c for c in word if c not in alphabet})
+                if outside:
+                    raise ConfigError(
+                        f"ocr.lexicon word {word!r} cannot be read: characters {outside} are not in the OCR "
+                        f"model's alphabet {alphabet!r}"
+                    )
+            constraint = TextConstraint.from_lexicon(section.lexicon)
+        return OcrSettings(
+            plate_labels=frozenset(section.plate_labels),
+            max_plates=section.max_plates,
+            min_confidence=section.min_confidence,
+            beam_width=section.beam_width,
+            constraint=constraint,
+        )
+
+    def run(self, image: np.ndarray, prior: Mapping[str, TaskOutput] | None = None) -> TaskOutput:
+        """Read the plates of this frame.
+
+        Args:
+            image: the BGR frame at full resolution.
+            prior: the outputs of the tasks run before in this frame; with a
+                ``"detect"`` entry its detections are read, else the detector runs here.
+
+        Raises:
+            ModelError: no detections were handed over and there is no detector to run.
+        """
+        timings: dict[str, int] = {}
+        extra_models: tuple[str, ...] = ()
+        if prior is not None and "detect" in prior:
+            detections = prior["detect"].detections
+        elif self._detector is not None:
+            start = time.perf_counter()
+            detections, _ = self._detector.detect(image)
+            timings["ocr:detect"] = elapsed_us(start)
+            extra_models = (self._detector.model.id,)
+        else:
+            raise ModelError("the ocr task has no detections to read and no detector to run")
+        lines, read_timings = self.read(image, detections)
+        timings.update(read_timings)
+        return TaskOutput(text_lines=lines, timings_us=timings, model_ids=extra_models)
+
+    def read(self, image: np.ndarray, detections: tuple[Detection, ...]) -> tuple[tuple[TextLine, ...], dict[str, int]]:
+        """Text lines of the plate detections in ``image``, and the stage timings (summed over plates)."""
+        settings = self.settings
+        plates = sorted(
+            (d for d in detections if d.label in settings.plate_labels), key=lambda d: d.score, reverse=True
+        )[: settings.max_plates]
+        spec = self.manifest.input
+        crop_us = invoke_us = decode_us = 0
+        lines: list[TextLine] = []
+        for det in plates:
+            start = time.perf_counter()
+            box = det.box
+            try:
+                crop = crop_plate(image, (box.x_min, box.y_min, box.x_max, box.y_max), spec.width, spec.height)
+            except ValueError as exc:  # an empty box handed over by another task
+                log.debug("skipped plate %s: %s", box, exc)
+                continue
+            if spec.color_order == "RGB":
+                crop = np.ascontiguousarray(crop[:, :, ::-1])
+            tensor = self.input_tensor(crop)
+            crop_us += elapsed_us(start)
+            start = time.perf_counter()
+            probs = self._model.invoke(tensor, (self.layout.output,))[self.layout.output]
+            invoke_us += elapsed_us(start)
+            start = time.perf_counter()
+            reading = self._decode(probs, settings)
+            decode_us += elapsed_us(start)
+            if reading.text and reading.confidence >= settings.min_confidence:
+                lines.append(TextLine(reading.text, reading.confidence, reading.char_confidences, det.box))
+        timings = {"ocr:crop": crop_us, "ocr:invoke": invoke_us, "ocr:decode": decode_us} if plates else {}
+        return tuple(lines), timings
+
+    def _decode(self, probs: np.ndarray, settings: OcrSettings) -> TextReading:
+        layout = self.layout
+        if settings.constraint is None and settings.beam_width <= 1:
+            return greedy_decode(probs, layout.alphabet, layout.blank_index)
+        width = settings.beam_width if settings.constraint is None else max(settings.beam_width, CONSTRAINED_MIN_BEAM)
+        return beam_decode(probs, layout.alphabet, layout.blank_index, beam_width=width, constraint=settings.constraint)
+
+
+def load_ocr_task(config: FirmwareConfig, loaded: Mapping[str, Task] | None = None) -> OcrTask:
+    """Load the OCR bundle named by ``models.ocr`` at ``models.ocr_precision``.
+
+    Args:
+        config: the firmware configuration (also the initial ``[ocr]`` settings).
+        loaded: tasks loaded before this one; its ``"detect"`` task finds the plates.
+
+    Raises:
+        ModelError: the detect task did not load (the OCR task has no plates to read),
+            or the OCR model does not load or disagrees with its manifest.
+        BundleError: the manifest is missing or invalid, the file's sha256 differs,
+            the bundle is not an OCR model, or its decoder disagrees with its output.
+        ConfigError: an ``[ocr]`` value this model cannot use.
+    """
+    detector = (loaded or {}).get("detect")
+    if not isinstance(detector, DetectTask):
+        raise ModelError("the ocr task reads the plates the detect task finds, and the detect model did not load")
+    manifest = load_task_manifest(config, "ocr")
+    task = OcrTask(
+        manifest, detector=detector, num_threads=config.runtime.num_threads, delegate=config.runtime.delegate or None
+    )
+    task.configure(config)
+    return task
