@@ -189,7 +189,7 @@ def manifest_with(task: str, outputs: dict[str, tuple[int, ...]], decoder: dict)
 
 
 def test_ctc_head_checks() -> None:
-    decoder = {"type": "ctc", "alphabet": "0-9A-Z-", "blank_index": 37}
+    decoder = {"type": "ctc", "alphabet": "0-9A-Z-", "blank_index": 37, "time_steps": 32}
     ok = ctc_layout(manifest_with("ocr", {"probs": (1, 32, 38)}, decoder))
     assert (ok.output, ok.steps, ok.blank_index, len(ok.alphabet)) == ("probs", 32, 37, 37)
     cases = [
@@ -200,6 +200,7 @@ def test_ctc_head_checks() -> None:
         ({"probs": (1, 32, 38)}, {"type": "ctc", "alphabet": "0-9A-Z-", "beam": 3}, r"unknown decoder keys \['beam'\]"),
         ({"a": (1, 32, 38), "b": (1, 2)}, {"type": "ctc", "alphabet": "0-9A-Z-"}, "name the one to read"),
         ({"probs": (1, 32, 38)}, {"type": "ctc"}, "lacks 'alphabet'"),
+        ({"probs": (1, 32, 38)}, {"type": "ctc", "alphabet": "0-9A-Z-", "time_steps": 16}, "time_steps 16 but"),
     ]
     for outputs, decoder, message in cases:
         with pytest.raises(BundleError, match=message):

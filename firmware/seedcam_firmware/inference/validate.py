@@ -21,7 +21,7 @@ from .manifest import ModelManifest
 
 __all__ = ["ClassifierLayout", "CtcLayout", "classifier_layout", "ctc_layout", "expand_alphabet"]
 
-_CTC_KEYS = frozenset({"type", "alphabet", "blank_index", "output_name"})
+_CTC_KEYS = frozenset({"type", "alphabet", "blank_index", "time_steps", "output_name"})
 _CLASSIFIER_TYPES = ("softmax", "sigmoid")
 _CLASSIFIER_KEYS = frozenset({"type", "labels", "top_k", "activation", "output_name"})
 
@@ -129,10 +129,12 @@ def _unknown_keys(decoder: Mapping[str, Any], allowed: frozenset[str], what: str
 def ctc_layout(manifest: ModelManifest) -> CtcLayout:
     """Check an OCR bundle: ``decoder`` ``{"type": "ctc", "alphabet", "blank_index"}`` vs its output.
 
+    Optional keys: ``time_steps`` (checked against ``T``), ``output_name``.
+
     Raises:
         BundleError: another decoder type, an unknown key, an output that is not
-            ``[1, T, K]``, an alphabet that does not give ``K - 1`` characters, or a
-            blank index outside the ``K`` classes.
+            ``[1, T, K]`` (or whose ``T`` is not ``time_steps``), an alphabet that does
+            not give ``K - 1`` characters, or a blank index outside the ``K`` classes.
     """
     what = f"OCR bundle {manifest.id}"
     decoder = manifest.decoder
@@ -146,6 +148,10 @@ def ctc_layout(manifest: ModelManifest) -> CtcLayout:
             f"{what}: output {output!r} must be [1, T, K] per-step class probabilities, got {list(shape)}"
         )
     classes = shape[2]
+    if "time_steps" in decoder and decoder["time_steps"] != shape[1]:
+        raise BundleError(
+            f"{what}: decoder time_steps {decoder['time_steps']!r} but output {output!r} has {shape[1]} steps"
+        )
     if "alphabet" not in decoder:
         raise BundleError(f"{what}: decoder lacks 'alphabet'")
     alphabet = expand_alphabet(decoder["alphabet"], classes)

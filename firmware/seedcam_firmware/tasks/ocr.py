@@ -2,9 +2,10 @@
 
 For each detection of the frame whose label is in ``ocr.plate_labels`` (the
 ``ocr.max_plates`` best scores), the plate is cut out of the full-resolution
-frame and rectified by :func:`~seedcam_firmware.inference.plate.crop_plate` (the
-OCR model's own input size; the InputSpec's crop rows do not apply to a plate
-crop), read by the OCR model and CTC-decoded: best path by default, beam search
+frame and rectified by :func:`~seedcam_firmware.inference.plate.crop_plate` at
+the OCR model's input size, passed through the manifest's InputSpec
+(``crop_resize``: channel order, as the training crops were made), read by the
+OCR model and CTC-decoded: best path by default, beam search
 when ``ocr.beam_width`` > 1, and a beam at least 8 wide restricted to
 ``ocr.pattern`` or ``ocr.lexicon`` when one is set. A reading less confident
 than ``ocr.min_confidence`` (or empty) is dropped; each kept one becomes a
@@ -32,6 +33,7 @@ from seedcam_firmware.errors import ConfigError, ModelError
 from seedcam_firmware.inference.ctc import TextConstraint, TextReading, beam_decode, greedy_decode
 from seedcam_firmware.inference.manifest import ModelManifest
 from seedcam_firmware.inference.plate import crop_plate
+from seedcam_firmware.inference.preprocess import crop_resize
 from seedcam_firmware.inference.validate import ctc_layout
 from seedcam_firmware.tasks.base import ModelTask, Task, TaskOutput, elapsed_us, load_task_manifest
 from seedcam_firmware.tasks.detect import DetectTask
@@ -177,9 +179,7 @@ class OcrTask(ModelTask):
             except ValueError as exc:  # an empty box handed over by another task
                 log.debug("skipped plate %s: %s", box, exc)
                 continue
-            if spec.color_order == "RGB":
-                crop = np.ascontiguousarray(crop[:, :, ::-1])
-            tensor = self.input_tensor(crop)
+            tensor = self.input_tensor(crop_resize(crop, spec))  # as the training crops were made
             crop_us += elapsed_us(start)
             start = time.perf_counter()
             probs = self._model.invoke(tensor, (self.layout.output,))[self.layout.output]
