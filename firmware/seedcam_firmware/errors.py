@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from seedcam.errors import BundleError, SensorError
 
-__all__ = ["FirmwareError", "ConfigError", "UnknownConfigKey", "CameraError", "ModelError", "BundleError"]
+__all__ = [
+    "BundleError",
+    "CameraError",
+    "ConfigError",
+    "FirmwareError",
+    "ModelError",
+    "TaskUnavailable",
+    "UnknownConfigKey",
+]
 
 
 class FirmwareError(SensorError):
@@ -20,6 +28,10 @@ class UnknownConfigKey(ConfigError, KeyError):
 
     def __str__(self) -> str:  # KeyError would quote the message
         return str(self.args[0]) if self.args else ""
+
+
+class TaskUnavailable(ConfigError):
+    """A task was asked for whose model did not load (answered ``UNAVAILABLE`` to the host)."""
 
 
 class CameraError(FirmwareError, OSError):

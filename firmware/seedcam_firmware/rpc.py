@@ -10,8 +10,7 @@ from typing import Protocol
 from seedcam._proto import seedcam_pb2 as pb
 from seedcam.protocol import codec
 from seedcam.types import ConfigValue, DeviceInfo, ModelInfo, Snapshot, TaskList
-from seedcam_firmware.errors import ConfigError, FirmwareError, UnknownConfigKey
-from seedcam_firmware.tasks.base import TaskUnavailable
+from seedcam_firmware.errors import ConfigError, FirmwareError, TaskUnavailable, UnknownConfigKey
 
 __all__ = ["DeviceServices", "RequestFailed", "Dispatcher"]
 

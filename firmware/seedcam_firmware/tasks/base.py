@@ -21,7 +21,7 @@ from seedcam.errors import BundleError
 from seedcam.types import Classification, Detection, LaneState, ModelInfo, Result, TextLine
 from seedcam_firmware import __version__
 from seedcam_firmware.camera.base import Frame
-from seedcam_firmware.errors import ConfigError
+from seedcam_firmware.errors import ConfigError, TaskUnavailable
 from seedcam_firmware.inference.manifest import ModelManifest, load_manifest
 from seedcam_firmware.inference.preprocess import InputSpec, crop_resize, normalise
 from seedcam_firmware.inference.runtime import Model
@@ -41,10 +41,6 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
-
-
-class TaskUnavailable(ConfigError):
-    """A task was asked for whose model did not load (answered ``UNAVAILABLE`` to the host)."""
 
 
 @dataclass(frozen=True)
