@@ -122,6 +122,9 @@ def _parser() -> argparse.ArgumentParser:
     pipeline.add_argument("--json", type=Path, default=Path("bench-pipeline.json"))
     pipeline.add_argument("-q", "--quiet", action="store_true")
     pipeline.set_defaults(func=cmd_bench_pipeline)
+    from seedcam_tools.bundle_cli import add_bundle_commands  # update bundles, and `bench push`
+
+    add_bundle_commands(commands, bench=which)
     return parser
 
 

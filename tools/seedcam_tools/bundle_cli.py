@@ -1,0 +1,131 @@
+"""``seedcam-tools bundle keygen|model|firmware|sign|verify|inspect``: the update bundle commands.
+
+Registered into the ``seedcam-tools`` parser by :func:`add_bundle_commands`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from seedcam.bundle import read_bundle, write_bundle
+
+__all__ = ["add_bundle_commands"]
+
+EXIT_OK = 0
+
+
+def cmd_keygen(args: argparse.Namespace) -> int:
+    from seedcam_tools.bundles import generate_keypair, write_keypair
+
+    pair = generate_keypair()
+    private, public = write_keypair(pair, args.out)
+    sys.stdout.write(f"key id {pair.key_id}\nprivate key {private} (keep it secret)\npublic key {public}\n")
+    return EXIT_OK
+
+
+def _maybe_sign(bundle_path: Path, key: Path | None) -> None:
+    if key is not None:
+        from seedcam_tools.bundles import load_private_key, sign_file
+
+        sign_file(bundle_path, load_private_key(key))
+
+
+def cmd_model(args: argparse.Namespace) -> int:
+    from seedcam_tools.bundles import build_model_bundle
+
+    bundle = build_model_bundle(
+        args.model,
+        precision=args.precision,
+        version=args.version,
+        security_counter=args.counter,
+        target=args.target,
+        atol=args.atol,
+    )
+    write_bundle(bundle, args.out)
+    _maybe_sign(args.out, args.key)
+    sys.stdout.write(f"wrote {args.out}: {bundle.header.id} ({bundle.header.size} bytes payload)\n")
+    return EXIT_OK
+
+
+def cmd_firmware(args: argparse.Namespace) -> int:
+    from seedcam_tools.bundles import build_firmware_bundle
+
+    bundle = build_firmware_bundle(args.wheel, version=args.version, security_counter=args.counter, target=args.target)
+    write_bundle(bundle, args.out)
+    _maybe_sign(args.out, args.key)
+    sys.stdout.write(f"wrote {args.out}: {bundle.header.id} ({bundle.header.size} bytes payload)\n")
+    return EXIT_OK
+
+
+def cmd_sign(args: argparse.Namespace) -> int:
+    from seedcam_tools.bundles import load_private_key, sign_file
+
+    written = sign_file(args.bundle, load_private_key(args.key), args.out)
+    sys.stdout.write(f"signed {written}\n")
+    return EXIT_OK
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    from seedcam_tools.bundles import load_public_key, verify_file
+
+    bundle = verify_file(args.bundle, [load_public_key(k) for k in args.pubkey])
+    how = f"signature by {bundle.signature.key_id} verified" if args.pubkey else "signature not checked (no --pubkey)"
+    sys.stdout.write(f"ok: {bundle.header.id}: payload intact, {how}\n")
+    return EXIT_OK
+
+
+def cmd_inspect(args: argparse.Namespace) -> int:
+    from seedcam_tools.bundles import describe
+
+    sys.stdout.write(json.dumps(describe(read_bundle(args.bundle, check=False)), indent=2) + "\n")
+    return EXIT_OK
+
+
+def add_bundle_commands(
+    commands: argparse._SubParsersAction,  # type: ignore[type-arg]
+    bench: argparse._SubParsersAction | None = None,  # type: ignore[type-arg]
+) -> None:
+    """Add ``bundle ...`` to the ``seedcam-tools`` sub-commands (and ``push`` to ``bench``)."""
+    bundle = commands.add_parser("bundle", help="make, sign, verify and inspect update bundles")
+    which = bundle.add_subparsers(dest="bundle", required=True)
+
+    keygen = which.add_parser("keygen", help="make an ed25519 signing key pair: OUT.key and OUT.pub")
+    keygen.add_argument("out", type=Path, help="file stem, e.g. keys/release")
+    keygen.set_defaults(func=cmd_keygen)
+
+    def identity(p: argparse.ArgumentParser) -> None:
+        p.add_argument("-o", "--out", type=Path, required=True, help="bundle file to write")
+        p.add_argument("--version", help="bundle version (default: the model's or wheel's)")
+        p.add_argument("--counter", type=int, default=0, help="security counter (anti-rollback), default 0")
+        p.add_argument("--target", default="any", help="board the bundle is for (default any)")
+        p.add_argument("--key", type=Path, help="sign with this private key (.key)")
+
+    model = which.add_parser("model", help="make a model bundle from a model folder (manifest.json + files)")
+    model.add_argument("model", type=Path, help="model folder, e.g. models/lane")
+    model.add_argument("--precision", choices=("int8", "float32"), default="int8")
+    model.add_argument("--atol", type=float, default=0.02, help="self-test tolerance (absolute), default 0.02")
+    identity(model)
+    model.set_defaults(func=cmd_model)
+
+    firmware = which.add_parser("firmware", help="make a firmware bundle from a seedcam_firmware wheel")
+    firmware.add_argument("wheel", type=Path)
+    identity(firmware)
+    firmware.set_defaults(func=cmd_firmware)
+
+    sign = which.add_parser("sign", help="sign a bundle (in place unless -o)")
+    sign.add_argument("bundle", type=Path)
+    sign.add_argument("--key", type=Path, required=True, help="private key file (.key)")
+    sign.add_argument("-o", "--out", type=Path)
+    sign.set_defaults(func=cmd_sign)
+
+    verify = which.add_parser("verify", help="check payload hashes and (with --pubkey) the signature")
+    verify.add_argument("bundle", type=Path)
+    verify.add_argument("--pubkey", action="append", default=[], help="trusted public key: .pub file or 64 hex digits")
+    verify.set_defaults(func=cmd_verify)
+
+    inspect = which.add_parser("inspect", help="print a bundle's manifest as JSON")
+    inspect.add_argument("bundle", type=Path)
+    inspect.set_defaults(func=cmd_inspect)
