@@ -397,3 +397,153 @@ class Response(_message.Message):
     snapshot: Snapshot
     pong: Pong
     def __init__(self, status: _Optional[_Union[StatusCode, str]] = ..., message: _Optional[str] = ..., info: _Optional[_Union[DeviceInfo, _Mapping]] = ..., config: _Optional[_Union[ConfigValue, _Mapping]] = ..., models: _Optional[_Union[ModelList, _Mapping]] = ..., tasks: _Optional[_Union[TaskList, _Mapping]] = ..., snapshot: _Optional[_Union[Snapshot, _Mapping]] = ..., pong: _Optional[_Union[Pong, _Mapping]] = ...) -> None: ...
+
+class TransferBegin(_message.Message):
+    __slots__ = ("header", "signature")
+    HEADER_FIELD_NUMBER: _ClassVar[int]
+    SIGNATURE_FIELD_NUMBER: _ClassVar[int]
+    header: bytes
+    signature: bytes
+    def __init__(self, header: _Optional[bytes] = ..., signature: _Optional[bytes] = ...) -> None: ...
+
+class TransferChunk(_message.Message):
+    __slots__ = ("transfer_tag", "offset", "data")
+    TRANSFER_TAG_FIELD_NUMBER: _ClassVar[int]
+    OFFSET_FIELD_NUMBER: _ClassVar[int]
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    transfer_tag: int
+    offset: int
+    data: bytes
+    def __init__(self, transfer_tag: _Optional[int] = ..., offset: _Optional[int] = ..., data: _Optional[bytes] = ...) -> None: ...
+
+class TransferEnd(_message.Message):
+    __slots__ = ("transfer_tag", "sha256", "activate")
+    TRANSFER_TAG_FIELD_NUMBER: _ClassVar[int]
+    SHA256_FIELD_NUMBER: _ClassVar[int]
+    ACTIVATE_FIELD_NUMBER: _ClassVar[int]
+    transfer_tag: int
+    sha256: str
+    activate: bool
+    def __init__(self, transfer_tag: _Optional[int] = ..., sha256: _Optional[str] = ..., activate: _Optional[bool] = ...) -> None: ...
+
+class TransferAbort(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class ListSlotsRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class SlotRequest(_message.Message):
+    __slots__ = ("name", "slot")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    SLOT_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    slot: str
+    def __init__(self, name: _Optional[str] = ..., slot: _Optional[str] = ...) -> None: ...
+
+class UpdateRequest(_message.Message):
+    __slots__ = ("begin", "chunk", "end", "abort", "list_slots", "activate", "rollback", "delete")
+    BEGIN_FIELD_NUMBER: _ClassVar[int]
+    CHUNK_FIELD_NUMBER: _ClassVar[int]
+    END_FIELD_NUMBER: _ClassVar[int]
+    ABORT_FIELD_NUMBER: _ClassVar[int]
+    LIST_SLOTS_FIELD_NUMBER: _ClassVar[int]
+    ACTIVATE_FIELD_NUMBER: _ClassVar[int]
+    ROLLBACK_FIELD_NUMBER: _ClassVar[int]
+    DELETE_FIELD_NUMBER: _ClassVar[int]
+    begin: TransferBegin
+    chunk: TransferChunk
+    end: TransferEnd
+    abort: TransferAbort
+    list_slots: ListSlotsRequest
+    activate: SlotRequest
+    rollback: SlotRequest
+    delete: SlotRequest
+    def __init__(self, begin: _Optional[_Union[TransferBegin, _Mapping]] = ..., chunk: _Optional[_Union[TransferChunk, _Mapping]] = ..., end: _Optional[_Union[TransferEnd, _Mapping]] = ..., abort: _Optional[_Union[TransferAbort, _Mapping]] = ..., list_slots: _Optional[_Union[ListSlotsRequest, _Mapping]] = ..., activate: _Optional[_Union[SlotRequest, _Mapping]] = ..., rollback: _Optional[_Union[SlotRequest, _Mapping]] = ..., delete: _Optional[_Union[SlotRequest, _Mapping]] = ...) -> None: ...
+
+class TransferState(_message.Message):
+    __slots__ = ("transfer_tag", "next_offset", "size", "resumed", "max_chunk")
+    TRANSFER_TAG_FIELD_NUMBER: _ClassVar[int]
+    NEXT_OFFSET_FIELD_NUMBER: _ClassVar[int]
+    SIZE_FIELD_NUMBER: _ClassVar[int]
+    RESUMED_FIELD_NUMBER: _ClassVar[int]
+    MAX_CHUNK_FIELD_NUMBER: _ClassVar[int]
+    transfer_tag: int
+    next_offset: int
+    size: int
+    resumed: bool
+    max_chunk: int
+    def __init__(self, transfer_tag: _Optional[int] = ..., next_offset: _Optional[int] = ..., size: _Optional[int] = ..., resumed: _Optional[bool] = ..., max_chunk: _Optional[int] = ...) -> None: ...
+
+class SlotInfo(_message.Message):
+    __slots__ = ("slot", "bundle_id", "version", "sha256", "security_counter", "active", "previous", "state")
+    SLOT_FIELD_NUMBER: _ClassVar[int]
+    BUNDLE_ID_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    SHA256_FIELD_NUMBER: _ClassVar[int]
+    SECURITY_COUNTER_FIELD_NUMBER: _ClassVar[int]
+    ACTIVE_FIELD_NUMBER: _ClassVar[int]
+    PREVIOUS_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    slot: str
+    bundle_id: str
+    version: str
+    sha256: str
+    security_counter: int
+    active: bool
+    previous: bool
+    state: str
+    def __init__(self, slot: _Optional[str] = ..., bundle_id: _Optional[str] = ..., version: _Optional[str] = ..., sha256: _Optional[str] = ..., security_counter: _Optional[int] = ..., active: _Optional[bool] = ..., previous: _Optional[bool] = ..., state: _Optional[str] = ...) -> None: ...
+
+class SlotGroup(_message.Message):
+    __slots__ = ("name", "slots", "security_counter", "running")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    SLOTS_FIELD_NUMBER: _ClassVar[int]
+    SECURITY_COUNTER_FIELD_NUMBER: _ClassVar[int]
+    RUNNING_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    slots: _containers.RepeatedCompositeFieldContainer[SlotInfo]
+    security_counter: int
+    running: str
+    def __init__(self, name: _Optional[str] = ..., slots: _Optional[_Iterable[_Union[SlotInfo, _Mapping]]] = ..., security_counter: _Optional[int] = ..., running: _Optional[str] = ...) -> None: ...
+
+class SlotList(_message.Message):
+    __slots__ = ("groups",)
+    GROUPS_FIELD_NUMBER: _ClassVar[int]
+    groups: _containers.RepeatedCompositeFieldContainer[SlotGroup]
+    def __init__(self, groups: _Optional[_Iterable[_Union[SlotGroup, _Mapping]]] = ...) -> None: ...
+
+class InstallReport(_message.Message):
+    __slots__ = ("name", "slot", "bundle_id", "activated", "selftest_max_error", "previous_slot", "restart_pending")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    SLOT_FIELD_NUMBER: _ClassVar[int]
+    BUNDLE_ID_FIELD_NUMBER: _ClassVar[int]
+    ACTIVATED_FIELD_NUMBER: _ClassVar[int]
+    SELFTEST_MAX_ERROR_FIELD_NUMBER: _ClassVar[int]
+    PREVIOUS_SLOT_FIELD_NUMBER: _ClassVar[int]
+    RESTART_PENDING_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    slot: str
+    bundle_id: str
+    activated: bool
+    selftest_max_error: float
+    previous_slot: str
+    restart_pending: bool
+    def __init__(self, name: _Optional[str] = ..., slot: _Optional[str] = ..., bundle_id: _Optional[str] = ..., activated: _Optional[bool] = ..., selftest_max_error: _Optional[float] = ..., previous_slot: _Optional[str] = ..., restart_pending: _Optional[bool] = ...) -> None: ...
+
+class UpdateResponse(_message.Message):
+    __slots__ = ("status", "message", "reason", "state", "installed", "slots")
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    INSTALLED_FIELD_NUMBER: _ClassVar[int]
+    SLOTS_FIELD_NUMBER: _ClassVar[int]
+    status: StatusCode
+    message: str
+    reason: str
+    state: TransferState
+    installed: InstallReport
+    slots: SlotList
+    def __init__(self, status: _Optional[_Union[StatusCode, str]] = ..., message: _Optional[str] = ..., reason: _Optional[str] = ..., state: _Optional[_Union[TransferState, _Mapping]] = ..., installed: _Optional[_Union[InstallReport, _Mapping]] = ..., slots: _Optional[_Union[SlotList, _Mapping]] = ...) -> None: ...
