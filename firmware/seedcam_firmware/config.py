@@ -61,6 +61,7 @@ __all__ = [
     "PipelineConfig",
     "RuntimeConfig",
     "TasksConfig",
+    "UpdatesConfig",
     "config_from_dict",
     "config_get",
     "config_reset",
@@ -314,6 +315,24 @@ class ClassifyConfig(_Section):
 
 
 @dataclass(frozen=True)
+class UpdatesConfig(_Section):
+    """``[updates]``: model and firmware updates over the link (A/B slots, signed bundles)."""
+
+    _name: typing.ClassVar[str] = "updates"
+    dir: str = setting(
+        "", is_path=True, doc="storage folder for slots and the transfer journal; empty = updates disabled"
+    )
+    public_keys: tuple[str, ...] = setting(
+        (), doc="trusted ed25519 public keys (64 hex digits each); when set, unsigned bundles are refused"
+    )
+    target: str = setting("emulated-linux", doc="board name a bundle's target must match (or 'any')")
+    reserve_mb: float = setting(1.0, lo=0.0, hi=1e6, doc="free space to keep after storing a bundle, MB")
+    confirm_timeout_s: float = setting(
+        30.0, lo=1.0, hi=3600.0, doc="a firmware on trial must confirm its health within this time or is reverted"
+    )
+
+
+@dataclass(frozen=True)
 class PipelineConfig(_Section):
     """``[pipeline]``: queues and encoding."""
 
@@ -337,6 +356,7 @@ _SECTION_TYPES: dict[str, type] = {
     "ocr": OcrConfig,
     "classify": ClassifyConfig,
     "pipeline": PipelineConfig,
+    "updates": UpdatesConfig,
 }
 _SPECS: dict[str, dict[str, KeySpec]] = {
     name: section_specs(name, cls, typing.get_type_hints(cls))
@@ -362,6 +382,7 @@ class FirmwareConfig:
     ocr: OcrConfig = dataclasses.field(default_factory=OcrConfig)
     classify: ClassifyConfig = dataclasses.field(default_factory=ClassifyConfig)
     pipeline: PipelineConfig = dataclasses.field(default_factory=PipelineConfig)
+    updates: UpdatesConfig = dataclasses.field(default_factory=UpdatesConfig)
 
 
 def _spec(key: str, source: str) -> KeySpec:

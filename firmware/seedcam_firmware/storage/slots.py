@@ -1,0 +1,218 @@
+"""A/B slots per group (one group per task, and ``firmware``) with an atomically flipped pointer.
+
+Layout under the store's root::
+
+    <group>/state.json   {"active": "a", "previous": "b", "counter": 3, ...}   (atomic writes only)
+    <group>/a/           an installed bundle: its files + bundle.header (+ bundle.sig)
+    <group>/b/
+
+A new bundle always goes into the slot that is not active; the pointer flips
+only after the slot is complete, durable and self-tested, so a power cut at any
+point leaves the old slot active. Before a slot is overwritten the pointer
+stops naming it as the rollback target, so a rollback never reaches a
+half-written or untested slot.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import shutil
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+
+from seedcam.bundle import BundleHeader
+from seedcam.errors import BundleError
+from seedcam_firmware.storage.atomic import TEMP_PREFIX, cleanup_temp, replace_dir, write_json_atomically
+
+__all__ = ["SLOTS", "GroupState", "SlotStore"]
+
+log = logging.getLogger(__name__)
+
+SLOTS = ("a", "b")
+HEADER_FILE = "bundle.header"
+SIGNATURE_FILE = "bundle.sig"
+
+
+@dataclass(frozen=True)
+class GroupState:
+    """The pointer file of one group.
+
+    Attributes:
+        active: the slot in use, or None (the built-in model / factory firmware).
+        previous: the rollback target, or None.
+        counter: the highest security counter installed; lower ones are refused.
+        trial: firmware only: a slot booted on trial, not yet confirmed.
+        trial_started: the trial boot was attempted (a reboot now means: revert).
+    """
+
+    active: str | None = None
+    previous: str | None = None
+    counter: int = 0
+    trial: str | None = None
+    trial_started: bool = False
+
+
+class SlotStore:
+    """The slots of every group under ``root``.
+
+    Args:
+        root: the storage folder (created if missing).
+        before_pointer_flip: test hook called before a pointer file's rename.
+    """
+
+    def __init__(self, root: Path, *, before_pointer_flip: Callable[[], None] | None = None) -> None:
+        self.root = Path(root)
+        self.root.mkdir(parents=True, exist_ok=True)
+        self._before_flip = before_pointer_flip
+        for group in self.groups():
+            cleanup_temp(self.root / group)
+
+    def groups(self) -> list[str]:
+        """Names of the groups that have a folder."""
+        return sorted(p.name for p in self.root.iterdir() if p.is_dir() and not p.name.startswith((".", "_")))
+
+    def slot_dir(self, group: str, slot: str) -> Path:
+        """The folder of one slot.
+
+        Raises:
+            ValueError: an unknown slot name or a bad group name.
+        """
+        if slot not in SLOTS:
+            raise ValueError(f"slot must be one of {SLOTS}, got {slot!r}")
+        if not group or "/" in group or group.startswith("."):
+            raise ValueError(f"bad slot group name {group!r}")
+        return self.root / group / slot
+
+    # ------------------------------------------------------------------ the pointer
+
+    def state(self, group: str) -> GroupState:
+        """The group's pointer (defaults when it has none)."""
+        path = self.root / group / "state.json"
+        try:
+            raw = json.loads(path.read_text())
+            return GroupState(**{k: raw[k] for k in GroupState.__dataclass_fields__ if k in raw})
+        except FileNotFoundError:
+            return GroupState()
+        except (OSError, ValueError, TypeError) as exc:
+            log.error("slot pointer %s unreadable (%s); treating the group as empty", path, exc)
+            return GroupState()
+
+    def write_state(self, group: str, state: GroupState, *, flip: bool = False) -> None:
+        """Write the pointer atomically; ``flip`` marks an activation (the test hook runs)."""
+        write_json_atomically(
+            self.root / group / "state.json", asdict(state), before_rename=self._before_flip if flip else None
+        )
+
+    def inactive_slot(self, group: str) -> str:
+        """The slot a new bundle goes into: the one that is not active (``a`` when none is)."""
+        active = self.state(group).active
+        return "b" if active == "a" else "a"
+
+    # ------------------------------------------------------------------ slots
+
+    def header(self, group: str, slot: str) -> BundleHeader | None:
+        """The header of the bundle installed in a slot, or None when the slot is empty or broken."""
+        path = self.slot_dir(group, slot) / HEADER_FILE
+        try:
+            return BundleHeader.parse(path.read_bytes())
+        except FileNotFoundError:
+            return None
+        except (OSError, BundleError) as exc:
+            log.warning("slot %s/%s has an unreadable header: %s", group, slot, exc)
+            return None
+
+    def prepare(self, group: str, slot: str) -> Path:
+        """Get ``slot`` ready to be overwritten; returns an empty temp folder to fill.
+
+        The pointer first stops naming ``slot`` as the rollback target (durably).
+        Raises:
+            ValueError: ``slot`` is the active slot.
+        """
+        state = self.state(group)
+        if state.active == slot:
+            raise ValueError(f"slot {group}/{slot} is active; install into the other slot")
+        if state.previous == slot:
+            self.write_state(group, replace(state, previous=None))
+        target = self.slot_dir(group, slot)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        staged = target.parent / f"{TEMP_PREFIX}{slot}"
+        if staged.exists():
+            shutil.rmtree(staged)
+        staged.mkdir()
+        return staged
+
+    def commit(self, group: str, slot: str, staged: Path, header: bytes, signature: bytes) -> Path:
+        """Store the header next to the files in ``staged`` and make it ``slot`` (atomically)."""
+        (staged / HEADER_FILE).write_bytes(header)
+        if signature:
+            (staged / SIGNATURE_FILE).write_bytes(signature)
+        target = self.slot_dir(group, slot)
+        replace_dir(staged, target)
+        return target
+
+    def verify(self, group: str, slot: str) -> BundleHeader:
+        """Check that every file of a slot is present with its sha256.
+
+        Raises:
+            BundleError: empty slot, or a missing or changed file.
+        """
+        header = self.header(group, slot)
+        if header is None:
+            raise BundleError(f"slot {group}/{slot} is empty")
+        folder = self.slot_dir(group, slot)
+        for entry in header.files:
+            try:
+                data = (folder / entry.name).read_bytes()
+            except OSError as exc:
+                raise BundleError(f"slot {group}/{slot}: {entry.name} unreadable: {exc}") from exc
+            if hashlib.sha256(data).hexdigest() != entry.sha256:
+                raise BundleError(f"slot {group}/{slot}: {entry.name} does not match its sha256")
+        return header
+
+    def activate(self, group: str, slot: str) -> GroupState:
+        """Flip the pointer to ``slot``; the slot active before becomes the rollback target.
+
+        Raises:
+            BundleError: the slot is empty.
+        """
+        header = self.header(group, slot)
+        if header is None:
+            raise BundleError(f"slot {group}/{slot} is empty")
+        state = self.state(group)
+        previous = state.active if state.active != slot else state.previous
+        new = replace(state, active=slot, previous=previous, counter=max(state.counter, header.security_counter))
+        self.write_state(group, new, flip=True)
+        return new
+
+    def rollback(self, group: str) -> GroupState:
+        """Make the rollback target active again (and the current slot the new target).
+
+        Raises:
+            BundleError: there is no rollback target.
+        """
+        state = self.state(group)
+        if state.previous is None or self.header(group, state.previous) is None:
+            raise BundleError(f"{group} has no previous slot to roll back to")
+        new = replace(state, active=state.previous, previous=state.active)
+        self.write_state(group, new, flip=True)
+        return new
+
+    def delete(self, group: str, slot: str) -> None:
+        """Empty a slot that is not active.
+
+        Raises:
+            ValueError: the slot is active.
+        """
+        state = self.state(group)
+        if state.active == slot:
+            raise ValueError(f"slot {group}/{slot} is active; activate or roll back to the other slot first")
+        if state.previous == slot:
+            self.write_state(group, replace(state, previous=None))
+        folder = self.slot_dir(group, slot)
+        if folder.exists():
+            staged = folder.parent / f"{TEMP_PREFIX}del-{slot}"
+            folder.rename(staged)
+            shutil.rmtree(staged, ignore_errors=True)
