@@ -12,6 +12,7 @@ __all__ = [
     "ModelError",
     "TaskUnavailable",
     "UnknownConfigKey",
+    "UpdateRefused",
 ]
 
 
@@ -40,3 +41,18 @@ class CameraError(FirmwareError, OSError):
 
 class ModelError(FirmwareError):
     """A model cannot be loaded or run (missing file, not TFLite, wrong shape...)."""
+
+
+class UpdateRefused(FirmwareError, BundleError):
+    """The device refuses an update bundle or a slot request.
+
+    Attributes:
+        reason: machine-readable cause sent to the host (``bad_signature``, ``counter``,
+            ``not_tflite``, ``selftest_nan`` ...; see ``UpdateResponse.reason`` in the schema).
+        status: the status code to answer with (a ``seedcam.v1.StatusCode`` value).
+    """
+
+    def __init__(self, reason: str, message: str, status: int = 1) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.status = status
