@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import signal
 import sys
 from pathlib import Path
@@ -38,6 +39,12 @@ def _parser() -> argparse.ArgumentParser:
         help="link: 'pty' (prints the pty path), 'pty:///stable/path', a serial device, tcp-listen://host:port",
     )
     run.add_argument("--pty-link", help="link on a pty, with this stable symlink to it (instead of --link)")
+    run.add_argument(
+        "--protocol",
+        dest="link.protocol",
+        choices=("seedcam", "visionseed"),
+        help="wire protocol of the link: seedcam (default) or visionseed (VisionSeed host SDKs work unchanged)",
+    )
     run.add_argument(
         "--throttle", type=int, metavar="BAUD", help="limit the link to a UART's line rate, e.g. 115200 (8N1)"
     )
@@ -101,6 +108,9 @@ def _run(args: argparse.Namespace) -> int:
             pass
     finally:
         daemon.stop()
+    if daemon.restart_requested:  # a host asked for a reboot: start afresh, same arguments, same process id
+        sys.stdout.flush()
+        os.execv(sys.executable, [sys.executable, "-m", "seedcam_firmware.cli", *sys.argv[1:]])
     return EXIT_OK
 
 

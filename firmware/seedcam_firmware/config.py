@@ -49,6 +49,7 @@ __all__ = [
     "CAMERA_SOURCES",
     "ENV_PREFIX",
     "KEYS",
+    "LINK_PROTOCOLS",
     "PRECISIONS",
     "CameraConfig",
     "ClassifyConfig",
@@ -80,6 +81,8 @@ ENV_PREFIX = "SEEDCAM_FW_"
 PRECISIONS: tuple[str, ...] = ("int8", "float32")
 #: Camera backends known to :func:`seedcam_firmware.camera.factory.open_camera`.
 CAMERA_SOURCES: tuple[str, ...] = ("synthetic", "v4l2", "video", "folder")
+#: Wire protocols the link speaks: ours, or VisionSeed's (see ``seedcam_firmware.visionseed``).
+LINK_PROTOCOLS: tuple[str, ...] = ("seedcam", "visionseed")
 #: The repository's ``models/`` folder (the default model location in a checkout).
 DEFAULT_MODELS_DIR = str(Path(__file__).resolve().parents[2] / "models")
 
@@ -159,6 +162,11 @@ class LinkConfig(_Section):
         "pty",
         check=check_link_url,
         doc="pty, pty:///path/to/symlink, a serial device path, or tcp-listen://host:port",
+    )
+    protocol: str = setting(
+        "seedcam",
+        choices=LINK_PROTOCOLS,
+        doc="wire protocol: seedcam (native) or visionseed (the original VisionSeed host SDKs work unchanged)",
     )
     baudrate: int = setting(921600, lo=1200, hi=12_000_000, doc="UART baud rate")
     max_frame_size: int = setting(

@@ -11,6 +11,7 @@ import time
 import tomllib
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 import cv2
@@ -74,6 +75,7 @@ class Daemon:
         self._started = time.monotonic()
         self._config_lock = threading.Lock()
         self._stop = threading.Event()
+        self._restart = False
         self._tasks: TaskRunner | None = None
         self._missing: dict[str, str] = {}
         self._camera: CameraSource | None = None
@@ -89,14 +91,19 @@ class Daemon:
         try:
             self._camera = open_camera(cfg.camera)
             self._tasks = self._load_tasks(cfg)
-            self._link = LinkServer(
-                cfg.link.url,
-                Dispatcher(self),
-                on_connect=self._send_hello,
-                max_frame_size=cfg.link.max_frame_size,
-                line_rate_bps=_line_rate(cfg.link.url, cfg.link.baudrate),
-                transport_options=_transport_options(cfg.link.url, cfg.link.baudrate),
-            )
+            link_options: dict[str, Any] = {
+                "on_connect": self._send_hello,
+                "max_frame_size": cfg.link.max_frame_size,
+                "line_rate_bps": _line_rate(cfg.link.url, cfg.link.baudrate),
+                "transport_options": _transport_options(cfg.link.url, cfg.link.baudrate),
+            }
+            if cfg.link.protocol == "visionseed":  # an adapter at the link's edge: same pipeline, same services
+                from seedcam_firmware.visionseed.link import VisionSeedLinkServer
+                from seedcam_firmware.visionseed.rpc import VisionSeedRpc
+
+                self._link = VisionSeedLinkServer(cfg.link.url, VisionSeedRpc(self), **link_options)
+            else:
+                self._link = LinkServer(cfg.link.url, Dispatcher(self), **link_options)
         except BaseException:
             self.stop()
             raise
@@ -156,6 +163,16 @@ class Daemon:
     def request_stop(self) -> None:
         """Ask :meth:`wait` to return (safe from a signal handler)."""
         self._stop.set()
+
+    def request_restart(self) -> None:
+        """Ask for a reboot: :meth:`wait` returns and :attr:`restart_requested` tells the caller to start afresh."""
+        self._restart = True
+        self._stop.set()
+
+    @property
+    def restart_requested(self) -> bool:
+        """True once a host asked the firmware to reboot (the CLI then restarts the process)."""
+        return self._restart
 
     def stop(self) -> None:
         """Stop everything in reverse order of start. Idempotent."""

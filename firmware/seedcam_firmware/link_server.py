@@ -196,7 +196,8 @@ class LinkServer:
                 if self._stop.is_set():
                     transport.close()
                     return
-                fresh = Decoder(self._decoder.max_frame_size)  # a new peer: no half frame, no old sequence
+                # a new peer: no half frame, no old sequence (type(): a personality brings its own framing)
+                fresh = type(self._decoder)(self._decoder.max_frame_size)
                 fresh.counters = self._decoder.counters
                 self._decoder = fresh
                 self._transport = transport

@@ -1,0 +1,214 @@
+"""The VisionSeed personality of the link: the same LinkServer, framed and spoken the VisionSeed way.
+
+:class:`VisionSeedLinkServer` is the native :class:`~seedcam_firmware.link_server.LinkServer`
+(same transports, reopening, write timeouts and drop counting) with two pieces
+swapped at the edge:
+
+* the framing: VisionSeed's SOF / escape / CRC-16 frames
+  (:mod:`seedcam.protocol.visionseed_framing`) instead of COBS frames, so every
+  garbage byte, bad CRC, truncated or oversize frame is counted in the same
+  :class:`~seedcam.protocol.framing.LinkCounters`, and never raises;
+* the messages: what the daemon sends (a Result, a Health, a Hello) is turned
+  into a ``YtMsg`` (a ``dataV2`` result tree, a ``systemStatusResult``
+  heartbeat), and each ``YtRpc`` from the host goes to a VisionSeed handler
+  (:class:`~seedcam_firmware.visionseed.rpc.VisionSeedRpc`) built on the same
+  device services as the native dispatcher. LOG records have no VisionSeed
+  equivalent and are not sent.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+
+from google.protobuf.message import DecodeError, Message
+
+from seedcam._proto import seedcam_pb2 as pb
+from seedcam._proto import visionseed_pb2 as vs
+from seedcam.protocol import codec
+from seedcam.protocol.framing import Channel, Flag, Frame, LinkCounters
+from seedcam.protocol.visionseed_framing import VisionSeedDecoder, encode_visionseed
+from seedcam_firmware.link_server import LinkServer
+from seedcam_firmware.visionseed.results import heartbeat_message, result_message
+
+__all__ = [
+    "MIN_RECEIVE_PAYLOAD",
+    "RpcHandler",
+    "RpcOutcome",
+    "VisionSeedFrameDecoder",
+    "VisionSeedFrameEncoder",
+    "VisionSeedLinkServer",
+]
+
+log = logging.getLogger(__name__)
+
+#: an uploadFile chunk of the Python/JS clients (128 KiB) plus its YtMsg wrapping must fit
+MIN_RECEIVE_PAYLOAD = 128 * 1024 + 4096
+
+#: a handler's answer: the response, and what to do once it is on the wire (a reboot), or None
+RpcOutcome = tuple[vs.YtRpcResponse, Callable[[], None] | None]
+RpcHandler = Callable[[vs.YtRpc], RpcOutcome]
+
+
+class VisionSeedFrameDecoder:
+    """VisionSeed frames in, payloads out as CONTROL :class:`Frame` objects (what LinkServer handles).
+
+    Args:
+        max_frame_size: largest payload accepted; a longer LEN is counted as oversize.
+    """
+
+    def __init__(self, max_frame_size: int) -> None:
+        self.max_frame_size = max_frame_size
+        self._decoder = VisionSeedDecoder(max_payload=max_frame_size)
+
+    @property
+    def counters(self) -> LinkCounters:
+        return self._decoder.counters
+
+    @counters.setter
+    def counters(self, value: LinkCounters) -> None:  # LinkServer carries the counters over to a new peer
+        self._decoder.counters = value
+
+    def feed(self, data: bytes) -> list[Frame]:
+        """Consume bytes; return the complete frames (never raises, counts bad input)."""
+        return [Frame(Channel.CONTROL, 0, payload) for payload in self._decoder.feed(data)]
+
+
+class VisionSeedFrameEncoder:
+    """Frames payloads the VisionSeed way; counts what it encodes. Channel, flags and seq are not on the wire."""
+
+    def __init__(self, max_frame_size: int) -> None:
+        self.max_frame_size = max_frame_size
+        self.counters = LinkCounters()
+
+    def encode(self, channel: Channel, payload: bytes, *, flags: Flag = Flag.NONE, seq: int | None = None) -> bytes:
+        """Encode one ``YtMsg`` payload.
+
+        Raises:
+            ValueError: the payload is larger than ``max_frame_size``.
+        """
+        if len(payload) > self.max_frame_size:
+            raise ValueError(f"{len(payload)}-byte payload over the {self.max_frame_size}-byte frame limit")
+        data = encode_visionseed(payload)
+        self.counters.frames_tx += 1
+        self.counters.bytes_tx += len(data)
+        return data
+
+
+class VisionSeedLinkServer(LinkServer):
+    """A LinkServer that speaks VisionSeed's protocol (see the module docstring).
+
+    Args:
+        url: firmware-side link URL (as for LinkServer).
+        handler: answers one ``YtRpc`` (never raises).
+        on_connect: called after the link (re)opens; the daemon sends a Hello, which goes out as a heartbeat.
+        max_frame_size: largest payload sent; at least :data:`MIN_RECEIVE_PAYLOAD` is accepted,
+            so the clients' 128 KiB upload chunks fit.
+        write_timeout, line_rate_bps, reopen_interval, transport_options: as for LinkServer.
+
+    Raises:
+        LinkBroken: the link cannot be opened at start.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        handler: RpcHandler,
+        *,
+        on_connect: Callable[[], None] | None = None,
+        max_frame_size: int = 65536,
+        write_timeout: float = 0.25,
+        line_rate_bps: int | None = None,
+        reopen_interval: float = 0.5,
+        transport_options: dict[str, object] | None = None,
+    ) -> None:
+        super().__init__(
+            url,
+            _no_native_requests,
+            on_connect=on_connect,
+            max_frame_size=max_frame_size,
+            write_timeout=write_timeout,
+            line_rate_bps=line_rate_bps,
+            reopen_interval=reopen_interval,
+            transport_options=transport_options,
+        )
+        self._encoder = VisionSeedFrameEncoder(max_frame_size)  # type: ignore[assignment]
+        self._decoder = VisionSeedFrameDecoder(max(max_frame_size, MIN_RECEIVE_PAYLOAD))  # type: ignore[assignment]
+        self._rpc = handler
+        self._heartbeat_lock = threading.Lock()
+        self._next_heartbeat = 0
+        self._last_frame_id = 0
+
+    @property
+    def heartbeats_sent(self) -> int:
+        """How many heartbeats were handed to the link (the next heartBeatId)."""
+        return self._next_heartbeat
+
+    def send(self, channel: Channel, message: Message) -> bool:
+        """Send what the daemon hands over, as the matching ``YtMsg``; returns False if it was dropped.
+
+        A ``Result`` becomes a ``dataV2`` tree, a Hello or Health a ``systemStatusResult``
+        heartbeat (id 0 for the first one after boot). LOG records are not sent.
+        """
+        if channel is Channel.RESULT and isinstance(message, pb.Result):
+            result = codec.result_from_pb(message)
+            self._last_frame_id = result.frame_id
+            try:
+                payload = result_message(result).SerializeToString()
+            except ValueError as exc:
+                self.frames_dropped += 1
+                log.error("dropped result %d: %s", result.frame_id, exc)
+                return False
+            return self._send_payload(Channel.RESULT, payload)
+        if channel is Channel.STATUS and isinstance(message, pb.StatusEvent):
+            with self._heartbeat_lock:
+                heartbeat_id = self._next_heartbeat
+                self._next_heartbeat += 1
+            heartbeat = heartbeat_message(
+                heartbeat_id, frame_id=self._last_frame_id, timestamp_us=time.monotonic_ns() // 1000
+            )
+            return self._send_payload(Channel.STATUS, heartbeat.SerializeToString())
+        return False  # LOG (and anything else): VisionSeed has no such message
+
+    def _handle(self, frame: Frame) -> None:
+        message = vs.YtMsg()
+        try:
+            message.ParseFromString(frame.payload)
+        except DecodeError as exc:
+            self.undecodable_requests += 1
+            self._refuse_undecodable(frame.payload, exc)
+            return
+        if message.WhichOneof("values") != "rpc":
+            log.debug("ignored a %s message from the host", message.WhichOneof("values"))
+            return
+        response, after = self._rpc(message.rpc)
+        response.sequenceId = message.rpc.sequenceId
+        log.debug("rpc %d seq %d -> code %d", message.rpc.func, message.rpc.sequenceId, response.code)
+        self._send_payload(Channel.CONTROL, vs.YtMsg(response=response).SerializeToString())
+        if after is not None:
+            after()
+
+    def _refuse_undecodable(self, payload: bytes, exc: Exception) -> None:
+        """Answer an RPC we cannot parse (an unknown function, say) with ERROR_PARAMETERS, if it names a sequence id."""
+        partial = vs.YtMsg()
+        try:
+            partial.ParsePartialFromString(payload)
+        except DecodeError:
+            log.debug("undecodable message from the host: %s", exc)
+            return
+        if partial.WhichOneof("values") != "rpc" or not partial.rpc.HasField("sequenceId"):
+            log.debug("undecodable message from the host: %s", exc)
+            return
+        response = vs.YtRpcResponse(
+            sequenceId=partial.rpc.sequenceId,
+            code=vs.YtRpcResponse.ERROR_PARAMETERS,
+            strData=f"undecodable request: {exc}",
+        )
+        self._send_payload(Channel.CONTROL, vs.YtMsg(response=response).SerializeToString())
+
+
+def _no_native_requests(request: pb.Request) -> pb.Response:
+    """Never called: this link decodes VisionSeed RPCs, not native requests."""
+    return pb.Response(status=pb.STATUS_UNSUPPORTED, message="this link speaks the VisionSeed protocol")
