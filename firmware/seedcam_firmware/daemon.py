@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import logging
 import os
 import secrets
@@ -37,7 +38,8 @@ from seedcam_firmware.link_server import LinkServer
 from seedcam_firmware.pipeline import Pipeline
 from seedcam_firmware.rpc import Dispatcher, RequestFailed
 from seedcam_firmware.tasks.base import TaskRunner
-from seedcam_firmware.tasks.registry import load_tasks
+from seedcam_firmware.tasks.registry import TASK_FACTORIES, load_tasks
+from seedcam_firmware.transfer import UpdateService
 
 __all__ = ["Daemon"]
 
@@ -76,6 +78,8 @@ class Daemon:
         self._config_lock = threading.Lock()
         self._stop = threading.Event()
         self._restart = False
+        self.firmware_version = __version__
+        self._updates: UpdateService | None = None
         self._tasks: TaskRunner | None = None
         self._missing: dict[str, str] = {}
         self._camera: CameraSource | None = None
@@ -89,6 +93,8 @@ class Daemon:
     def start(self) -> None:
         cfg = self.config
         try:
+            self._updates = UpdateService(cfg.updates, self, max_frame_size=cfg.link.max_frame_size)
+            cfg = self.config = self._updates.effective_config(cfg)  # tasks with an installed slot run its model
             self._camera = open_camera(cfg.camera)
             self._tasks = self._load_tasks(cfg)
             link_options: dict[str, Any] = {
@@ -103,7 +109,9 @@ class Daemon:
 
                 self._link = VisionSeedLinkServer(cfg.link.url, VisionSeedRpc(self), **link_options)
             else:
-                self._link = LinkServer(cfg.link.url, Dispatcher(self), **link_options)
+                self._link = LinkServer(
+                    cfg.link.url, Dispatcher(self), transfer_handler=self._updates.handle, **link_options
+                )
         except BaseException:
             self.stop()
             raise
@@ -115,6 +123,7 @@ class Daemon:
         self._link.start()
         self._pipeline.start()
         self._health_thread.start()
+        self._updates.start()
         log.info("sensor up: boot %s, link %s", self.boot_id, self._link.device_path)
 
     def _load_tasks(self, cfg: FirmwareConfig) -> TaskRunner:
@@ -145,6 +154,28 @@ class Daemon:
     def unavailable_tasks(self) -> dict[str, str]:
         """Tasks whose model did not load -> the reason."""
         return self._tasks.unavailable if self._tasks else {}
+
+    def load_task(self, task: str, manifest: Path, precision: str) -> Any:
+        """Load ``task`` with the model bundle at ``manifest`` (for an update; not running yet).
+
+        Raises:
+            SensorError: the model does not load or does not fit the task (ModelError, BundleError...).
+        """
+        cfg = config_set(self.config, f"models.{task}", str(manifest), source="update")
+        cfg = config_set(cfg, f"models.{task}_precision", precision, source="update")
+        module, function = TASK_FACTORIES[task].split(":")
+        factory = getattr(importlib.import_module(module), function)
+        return factory(cfg, dict(self._tasks.tasks) if self._tasks else {})
+
+    def swap_task(self, task: Any) -> None:
+        """Make a task from :meth:`load_task` the running one (from the next frame on)."""
+        assert self._tasks is not None
+        with self._config_lock:
+            self._tasks.replace(task)
+            self._missing.pop(task.name, None)
+            model = task.manifest.bundle_dir / "manifest.json"
+            cfg = config_set(self.config, f"models.{task.name}", str(model), source="update")
+            self.config = config_set(cfg, f"models.{task.name}_precision", task.manifest.precision, source="update")
 
     def _report_missing(self) -> None:
         """Log (and so send to the host) each task the config enabled whose model did not load."""
@@ -177,6 +208,8 @@ class Daemon:
     def stop(self) -> None:
         """Stop everything in reverse order of start. Idempotent."""
         self._stop.set()
+        if self._updates is not None:
+            self._updates.close()
         if self._log_handler is not None:
             logging.getLogger("seedcam_firmware").removeHandler(self._log_handler)
             self._log_handler = None

@@ -23,6 +23,8 @@ __all__ = ["LinkServer", "RequestHandler"]
 log = logging.getLogger(__name__)
 
 RequestHandler = Callable[[pb.Request], pb.Response]
+#: answers one TRANSFER-channel request payload through the reply function (see seedcam_firmware.transfer)
+TransferHandler = Callable[[bytes, Callable[[bytes], None]], None]
 
 _READ_CHUNK = 65536
 _POLL_S = 0.1
@@ -62,10 +64,12 @@ class LinkServer:
         line_rate_bps: int | None = None,
         reopen_interval: float = 0.5,
         transport_options: dict[str, object] | None = None,
+        transfer_handler: TransferHandler | None = None,
     ) -> None:
         base, sep, query = url.partition("?")
         self.url = f"pty://{sep}{query}" if base == "pty" else url  # "pty" is short for a pty without a link
         self._handler = handler
+        self._transfer_handler = transfer_handler
         self._on_connect = on_connect
         self._write_timeout = write_timeout
         # a frame may take twice its time on the wire before it counts as stuck (8N1: 10 bits a byte)
@@ -205,6 +209,13 @@ class LinkServer:
             return
 
     def _handle(self, frame: Frame) -> None:
+        if frame.channel == Channel.TRANSFER and self._transfer_handler is not None and not frame.flags & Flag.RESPONSE:
+            seq = frame.seq
+            self._transfer_handler(
+                frame.payload,
+                lambda payload: self._send_payload(Channel.TRANSFER, payload, seq=seq, flags=Flag.RESPONSE),
+            )
+            return
         if frame.channel != Channel.CONTROL or frame.flags & Flag.RESPONSE:
             log.debug("ignored a %s frame from the host", frame.channel.name)
             return

@@ -280,6 +280,18 @@ class TaskRunner:
             visit(name)
         return tuple(self._tasks[name] for name in order)
 
+    def replace(self, task: Task) -> Task | None:
+        """Swap in a loaded task (a new model for it) from the next frame on; returns the one it replaces.
+
+        The replaced task is not closed: a frame in flight may still be using it.
+        """
+        with self._lock:
+            old = self._tasks.get(task.name)
+            self._tasks[task.name] = task
+            self._unavailable.pop(task.name, None)
+            self._order = self._run_order(self._enabled)
+        return old
+
     def configure(self, config: FirmwareConfig, *, previous: FirmwareConfig | None = None) -> None:
         """Hand the live keys of ``config`` to every loaded task.
 

@@ -1,0 +1,119 @@
+"""On-device self-tests of installed bundles, before they may become active.
+
+A model is loaded with the same runtime and manifest checks the tasks use,
+run on the bundle's golden input, and its outputs compared with the golden
+outputs; a firmware wheel is imported by a fresh interpreter that must report
+the bundle's version.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from seedcam.bundle import BundleHeader
+from seedcam.errors import BundleError
+from seedcam_firmware.errors import ModelError, UpdateRefused
+from seedcam_firmware.inference.manifest import ModelManifest, load_manifest
+from seedcam_firmware.inference.runtime import Model
+
+__all__ = ["selftest_firmware", "selftest_model"]
+
+_FIRMWARE_SELFTEST_TIMEOUT_S = 60.0
+
+
+def _refusal_for(exc: Exception) -> UpdateRefused:
+    text = str(exc)
+    if "not a TFLite file" in text:
+        return UpdateRefused("not_tflite", f"self-test: {text}")
+    if "input shape" in text:
+        return UpdateRefused("input_shape", f"self-test: {text}")
+    return UpdateRefused("model", f"self-test: {text}")
+
+
+def selftest_model(slot_dir: Path, header: BundleHeader, *, num_threads: int = 1) -> tuple[ModelManifest, float]:
+    """Load the model in ``slot_dir`` and reproduce its golden output.
+
+    Returns:
+        The slot's manifest and the largest absolute difference from the golden output.
+
+    Raises:
+        UpdateRefused: ``not_tflite``, ``input_shape``, ``model`` (does not load or
+            disagrees with its manifest), ``selftest_nan`` (a non-finite output) or
+            ``selftest_mismatch`` (outside the bundle's tolerance).
+    """
+    precision = str(header.fields.get("precision", "int8"))
+    try:
+        manifest = load_manifest(slot_dir, precision=precision)
+    except BundleError as exc:
+        raise UpdateRefused("model", f"self-test: {exc}") from exc
+    promised = header.fields.get("input_shape")
+    if promised is not None and tuple(promised) != tuple(manifest.input_shape):
+        raise UpdateRefused(
+            "input_shape", f"self-test: bundle header promises input {promised}, manifest says {manifest.input_shape}"
+        )
+    if manifest.golden_input is None or manifest.golden_output is None:
+        raise UpdateRefused("model", "self-test: the bundle has no golden input/output")
+    try:
+        model = Model(
+            manifest.file, input_shape=manifest.input_shape, outputs=manifest.outputs, num_threads=num_threads
+        )
+        golden_in = np.load(manifest.golden_input, allow_pickle=False)
+        outputs = model.invoke(golden_in)
+        with np.load(manifest.golden_output, allow_pickle=False) as ref:
+            expected = {name: np.asarray(ref[name], dtype=np.float32) for name in ref.files}
+    except ModelError as exc:
+        raise _refusal_for(exc) from exc
+    except (OSError, ValueError, KeyError) as exc:
+        raise UpdateRefused("model", f"self-test: golden files unusable: {exc}") from exc
+    atol = float(header.fields.get("selftest", {}).get("atol", 0.02))
+    worst = 0.0
+    for name, got in outputs.items():
+        if not np.all(np.isfinite(got)):
+            raise UpdateRefused("selftest_nan", f"self-test: output {name!r} has NaN or infinite values")
+        if name not in expected:
+            raise UpdateRefused("selftest_mismatch", f"self-test: the golden output lacks {name!r}")
+        if expected[name].shape != got.shape:
+            raise UpdateRefused(
+                "selftest_mismatch", f"self-test: output {name!r} is {got.shape}, golden is {expected[name].shape}"
+            )
+        worst = max(worst, float(np.max(np.abs(got - expected[name]))) if got.size else 0.0)
+    if worst > atol:
+        raise UpdateRefused("selftest_mismatch", f"self-test: outputs differ from golden by {worst:.4g} > {atol}")
+    return manifest, worst
+
+
+def selftest_firmware(slot_dir: Path, header: BundleHeader) -> None:
+    """Import the firmware unpacked in ``slot_dir`` in a fresh interpreter; it must report the bundle's version.
+
+    Raises:
+        UpdateRefused: ``firmware`` when it does not import, reports another version or hangs.
+    """
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(slot_dir), os.environ.get("PYTHONPATH")])))
+    probe = (
+        "import seedcam_firmware, seedcam_firmware.cli; "
+        "print(seedcam_firmware.__version__, seedcam_firmware.__file__)"
+    )
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", probe],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=_FIRMWARE_SELFTEST_TIMEOUT_S,
+            cwd=slot_dir,
+        )
+    except subprocess.TimeoutExpired as exc:
+        raise UpdateRefused("firmware", "self-test: importing the new firmware hung") from exc
+    if done.returncode != 0:
+        tail = done.stderr.strip().splitlines()[-1:] or ["no output"]
+        raise UpdateRefused("firmware", f"self-test: the new firmware does not import: {tail[0]}")
+    version, _, location = done.stdout.strip().partition(" ")
+    if version != header.version or not location.startswith(str(slot_dir)):
+        raise UpdateRefused(
+            "firmware", f"self-test: the slot runs firmware {version} from {location}, expected {header.version}"
+        )
