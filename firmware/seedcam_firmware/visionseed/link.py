@@ -173,40 +173,36 @@ class VisionSeedLinkServer(LinkServer):
         return False  # LOG (and anything else): VisionSeed has no such message
 
     def _handle(self, frame: Frame) -> None:
+        try:
+            self._handle_payload(frame.payload)
+        except Exception:  # a bug here must not end the reader thread: the link would go deaf
+            log.exception("handling a VisionSeed message failed")
+
+    def _handle_payload(self, payload: bytes) -> None:
         message = vs.YtMsg()
         try:
-            message.ParseFromString(frame.payload)
+            message.ParseFromString(payload)
         except DecodeError as exc:
             self.undecodable_requests += 1
-            self._refuse_undecodable(frame.payload, exc)
+            log.debug("undecodable message from the host: %s", exc)
             return
-        if message.WhichOneof("values") != "rpc":
-            log.debug("ignored a %s message from the host", message.WhichOneof("values"))
+        kind = message.WhichOneof("values")
+        if kind != "rpc":
+            log.debug("ignored a %s message from the host", kind)
             return
-        response, after = self._rpc(message.rpc)
-        response.sequenceId = message.rpc.sequenceId
-        log.debug("rpc %d seq %d -> code %d", message.rpc.func, message.rpc.sequenceId, response.code)
+        rpc = message.rpc
+        if not rpc.IsInitialized():  # no function, or one this schema does not know (a closed proto2 enum)
+            self.undecodable_requests += 1
+            missing = ", ".join(rpc.FindInitializationErrors())
+            response = vs.YtRpcResponse(code=vs.YtRpcResponse.ERROR_PARAMETERS, strData=f"undecodable rpc: {missing}")
+            after = None
+        else:
+            response, after = self._rpc(rpc)
+        response.sequenceId = rpc.sequenceId
+        log.debug("rpc %d seq %d -> code %d", rpc.func, rpc.sequenceId, response.code)
         self._send_payload(Channel.CONTROL, vs.YtMsg(response=response).SerializeToString())
         if after is not None:
             after()
-
-    def _refuse_undecodable(self, payload: bytes, exc: Exception) -> None:
-        """Answer an RPC we cannot parse (an unknown function, say) with ERROR_PARAMETERS, if it names a sequence id."""
-        partial = vs.YtMsg()
-        try:
-            partial.ParsePartialFromString(payload)
-        except DecodeError:
-            log.debug("undecodable message from the host: %s", exc)
-            return
-        if partial.WhichOneof("values") != "rpc" or not partial.rpc.HasField("sequenceId"):
-            log.debug("undecodable message from the host: %s", exc)
-            return
-        response = vs.YtRpcResponse(
-            sequenceId=partial.rpc.sequenceId,
-            code=vs.YtRpcResponse.ERROR_PARAMETERS,
-            strData=f"undecodable request: {exc}",
-        )
-        self._send_payload(Channel.CONTROL, vs.YtMsg(response=response).SerializeToString())
 
 
 def _no_native_requests(request: pb.Request) -> pb.Response:
