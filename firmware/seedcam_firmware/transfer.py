@@ -404,7 +404,7 @@ class UpdateService:
             raise UpdateRefused("model", f"the {task} task cannot use the model: {exc}") from exc
         state = self.store.activate(task, slot)
         self._host.swap_task(loaded)
-        log.warning("%s is now the active %s model (slot %s)", header.id, task, slot)
+        log.info("%s is now the active %s model (slot %s)", header.id, task, slot)
         return state.previous
 
     def _install_firmware(self, header: BundleHeader, slot: str, slot_dir: Path) -> pb.InstallReport:

@@ -15,6 +15,7 @@ __all__ = [
     "ProtocolError",
     "RpcError",
     "BundleError",
+    "UpdateRefused",
     "NoSensorFound",
 ]
 
@@ -53,6 +54,26 @@ class RpcError(SensorError):
 
 class BundleError(SensorError):
     """A model bundle is malformed, mismatched or fails its checks."""
+
+
+class UpdateRefused(BundleError):
+    """The sensor refused an update (a bundle, or a slot request such as a rollback).
+
+    Attributes:
+        reason: the device's machine-readable cause: ``bad_signature``, ``unsigned``,
+            ``unknown_key``, ``counter``, ``target``, ``truncated``, ``sha256``,
+            ``not_tflite``, ``input_shape``, ``selftest_nan``, ``selftest_mismatch``,
+            ``model``, ``no_space``, ``busy``, ``reverted`` (a firmware that did not
+            confirm its health) ...
+        status: the device's status code name, e.g. ``"INVALID_ARGUMENT"``.
+        detail: the device's message.
+    """
+
+    def __init__(self, reason: str, status: str, detail: str) -> None:
+        super().__init__(f"update refused ({reason}): {detail}")
+        self.reason = reason
+        self.status = status
+        self.detail = detail
 
 
 class NoSensorFound(SensorError, LookupError):

@@ -124,6 +124,7 @@ class Sensor:
         self._result_callbacks: list[Callable[[Result], None]] = []
         self._health_callbacks: list[Callable[[Health], None]] = []
         self._reconnect_callbacks: list[Callable[[ReconnectEvent], None]] = []
+        self._transfer_callbacks: list[Callable[[Frame], None]] = []  # seedcam.updates
         self._device_info: DeviceInfo | None = None
         self._health: Health | None = None
         self._last_reconnect: ReconnectEvent | None = None
@@ -394,6 +395,31 @@ class Sensor:
             raise ProtocolError("ping payload came back altered")
         return time.monotonic() - start
 
+    def _send_frame(
+        self, channel: Channel, payload: bytes, timeout: float | None, before_send: Callable[[int], None] | None = None
+    ) -> int:
+        """Send one frame on ``channel`` (the update channel's requests); returns its sequence number.
+
+        ``before_send(seq)`` runs before the bytes go out, so a caller can expect
+        the answer before it can arrive.
+
+        Raises:
+            LinkBroken: the link is down.
+            SensorTimeout: the transport did not take the frame in time.
+        """
+        with self._write_lock:
+            seq = self._encoder.next_seq(channel)
+            if before_send is not None:
+                before_send(seq)
+            self._write(self._encoder.encode(channel, payload, seq=seq), timeout)
+        return seq
+
+    def _wait_link(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` s for the link to be up; False when it is not (or the sensor closed)."""
+        with self._state:
+            self._state.wait_for(lambda: self._transport is not None or self._closed, timeout)
+            return self._transport is not None and not self._closed
+
     # ------------------------------------------------------------------ reader thread
 
     def _open(self) -> Transport:
@@ -528,6 +554,8 @@ class Sensor:
                 self._on_response(frame.seq, codec.parse(pb.Response, frame.payload))
             elif frame.channel == Channel.STATUS:
                 self._on_status(codec.parse(pb.StatusEvent, frame.payload))
+            elif frame.channel == Channel.TRANSFER and frame.flags & Flag.RESPONSE:
+                self._notify(self._transfer_callbacks, frame)
             elif frame.channel == Channel.LOG:
                 record = codec.parse(pb.LogRecord, frame.payload)
                 log.log(record.level or logging.INFO, "[device %s] %s", record.logger, record.message)

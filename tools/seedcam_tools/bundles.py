@@ -156,8 +156,11 @@ def build_model_bundle(
     Raises:
         BundleError: the folder is not a model bundle.
     """
-    files = files if files is not None else model_bundle_files(model_dir, precision)
+    files = list(files if files is not None else model_bundle_files(model_dir, precision))
     manifest = json.loads(files[0][2])
+    if version is not None and manifest.get("version") != version:  # the model reports the bundle's version
+        manifest["version"] = version
+        files[0] = (files[0][0], files[0][1], json.dumps(manifest, indent=2).encode())
     return build_bundle(
         files,
         kind="model",

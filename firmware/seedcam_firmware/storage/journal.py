@@ -156,9 +156,9 @@ class TransferJournal:
                     if self._block.hexdigest() != header.block_hashes[block_start // header.block_size]:
                         fh.truncate(block_start)
                         position, ok = block_start, False
-                        self._reset_block()
+                        self._block = hashlib.sha256()
                         break
-                    self._reset_block()
+                    self._block = hashlib.sha256()
             self.next_offset = position
             self._unsynced += len(data)
             if self._unsynced >= _SYNC_EVERY or self.complete:
