@@ -60,6 +60,7 @@ TRIAL_ENV = "SEEDCAM_FW_TRIAL"  #: set by the supervisor: the firmware slot boot
 FIRMWARE = "firmware"
 _CHUNK_OVERHEAD = 64  # protobuf fields around a chunk's data
 _CONFIRM_FRAMES = 3  # frames a firmware on trial must process before it confirms
+_MAX_BLOCK_FAILURES = 3  # a block that fails its hash this often is not a transmission error
 
 
 def transfer_tag(sha256_hex: str) -> int:
@@ -115,6 +116,7 @@ class UpdateService:
         self._lock = threading.Lock()
         self._busy = False
         self._mid_reported = False
+        self._bad_blocks: dict[int, int] = {}  # block offset -> hash failures in this transfer
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
         self.enabled = bool(config.dir)
@@ -264,6 +266,7 @@ class UpdateService:
             self._check_space(header.size * 2 - have)
             resumed = self.journal.start(header, begin.signature)
             self._mid_reported = False
+            self._bad_blocks.clear()
         crash_point("after_begin")
         log.info(
             "receiving %s for %s: %d bytes%s", header.id, group, header.size,
@@ -330,6 +333,14 @@ class UpdateService:
             ok = self.journal.write(chunk.offset, chunk.data)
             response = pb.UpdateResponse(state=self._state())
             if not ok:
+                failures = self._bad_blocks.get(self.journal.next_offset, 0) + 1
+                self._bad_blocks[self.journal.next_offset] = failures
+                if failures >= _MAX_BLOCK_FAILURES:  # the same block, resent and still wrong: the bundle is
+                    self.journal.clear()  # not what its signed header says
+                    raise UpdateRefused(
+                        "tampered", f"tampered: the block at {response.state.next_offset} failed its hash "
+                        f"{failures} times", pb.STATUS_FAILED_PRECONDITION,
+                    )
                 response.reason = "block_hash"
                 response.message = f"a block failed its hash; resend from {self.journal.next_offset}"
                 log.warning("transfer: %s", response.message)

@@ -199,6 +199,9 @@ def _parser() -> argparse.ArgumentParser:
     models = commands.add_parser("models", help="list the models on the device")
     models.add_argument("--json", action="store_true")
     models.set_defaults(func=cmd_models)
+    from seedcam.cli_updates import add_update_commands  # models list|push|activate|rollback|delete, flash
+
+    add_update_commands(commands, models, cmd_models)
 
     snapshot = commands.add_parser("snapshot", help="save a JPEG of the current camera frame")
     snapshot.add_argument("-o", "--output", type=Path, required=True)

@@ -302,6 +302,7 @@ def push_bundle(
     chunk_size: int | None = None,
     window: int | None = None,
     max_bytes: int | None = None,
+    check_file: bool = True,
 ) -> PushResult:
     """Send a bundle to the sensor, verify it there, self-test it and (by default) activate it.
 
@@ -321,13 +322,15 @@ def push_bundle(
         window: fixed bytes in flight (default: adaptive).
         max_bytes: stop after this many payload bytes are acknowledged and return
             without ending the transfer (benchmarks; the next push resumes).
+        check_file: check the file's payload hashes before sending (off only to
+            test the device's own checks).
 
     Raises:
         BundleError: the file is not a valid bundle (truncated, tampered...).
         UpdateRefused: the device refused the bundle; ``reason`` says why.
         SensorTimeout, LinkBroken: the link did not come back in time.
     """
-    bundle = read_bundle(path)  # refuses a truncated or tampered file before anything is sent
+    bundle = read_bundle(path, check=check_file)  # refuses a truncated or tampered file before anything is sent
     header = bundle.header
     channel = _Channel(sensor)
     start = time.monotonic()
