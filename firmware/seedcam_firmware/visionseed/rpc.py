@@ -4,7 +4,7 @@
 function               seedcam
 =====================  =====================================================================
 getDeviceInfo (1)      ``strData``: ``VERSION seedcam BOARD SERIAL WxH tasks=.. models=..``
-reboot (3)             answers SUCC, then the firmware restarts (a new boot, heartbeat 0 again)
+reboot (3)             answers SUCC, then (0.5 s later) the firmware restarts: a new boot, heartbeat 0
 getLastError (4)       ``strData``: the last refused request and the link counters
 setCameraRotation(13)  ``camera.rotation`` (0/90/180/270, or 1-3 quarter turns); after a reboot
 listFile (20)          ``fileListResult`` of ``/`` or ``/models/...`` (at most 100 entries)
@@ -42,11 +42,12 @@ from seedcam_firmware.visionseed.errors import VisionSeedRequestError
 from seedcam_firmware.visionseed.files import DeviceFiles
 from seedcam_firmware.visionseed.link import RpcOutcome
 
-__all__ = ["PRODUCT", "VisionSeedRpc", "VisionSeedServices"]
+__all__ = ["PRODUCT", "REBOOT_DELAY_S", "VisionSeedRpc", "VisionSeedServices"]
 
 log = logging.getLogger(__name__)
 
 PRODUCT = "seedcam"  #: the second token of getDeviceInfo
+REBOOT_DELAY_S = 0.5  #: between answering reboot and going down, so the answer is read first
 _Code = vs.YtRpcResponse
 _Fn = vs.YtRpc
 _ROTATIONS = (0, 90, 180, 270)
@@ -160,7 +161,10 @@ class VisionSeedRpc:
         return vs.YtRpcResponse(code=_Code.SUCC, strData=" ".join(_token(t) for t in tokens)), None
 
     def _reboot(self, _: vs.YtRpc) -> RpcOutcome:
-        return vs.YtRpcResponse(code=_Code.SUCC), self._services.request_restart
+        # the answer must reach the host before the link closes (a pty's unread bytes die with it)
+        timer = threading.Timer(REBOOT_DELAY_S, self._services.request_restart)
+        timer.daemon = True
+        return vs.YtRpcResponse(code=_Code.SUCC), timer.start
 
     def _last_error(self, _: vs.YtRpc) -> RpcOutcome:
         health = self._services.health()

@@ -1,0 +1,171 @@
+"""End to end: the published VisionSeed client (PyPI ``visionseed`` 1.2.1) against the firmware in VisionSeed mode.
+
+The client runs in a subprocess (tests/e2e/visionseed_client.py) with
+``PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION=python``, which its generated code
+needs on protobuf >= 4, so the rest of the test process keeps the fast backend.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import MODELS
+
+pytestmark = pytest.mark.e2e
+
+CLIENT = Path(__file__).with_name("visionseed_client.py")
+LANE = MODELS / "lane"
+DETECT, OCR = MODELS / "detect" / "manifest.json", MODELS / "ocr" / "manifest.json"
+MODEL_DETECTION, MODEL_PLATE_OCR, MODEL_LANE = 20, 21, 30  # the documented model ids (docs/visionseed.md)
+
+SCENE = """
+offset_m = 0.02
+heading_rad = 0.04
+curvature_per_m = 0.1
+noise_sigma = 0.01
+
+[[objects]]
+kind = "stop"
+forward_m = 0.9
+left_m = 0.32
+
+[[objects]]
+kind = "plate"
+forward_m = 0.42
+left_m = -0.24
+text = "AGV-042"
+yaw_rad = 0.2
+"""
+
+
+def visionseed_client(port: str, plan: list[list[Any]], workdir: Path, timeout: float = 90.0) -> list[Any]:
+    """Run the published client through ``plan`` (see visionseed_client.py); returns one output per step."""
+    plan_file, out_file = workdir / "plan.json", workdir / "out.json"
+    plan_file.write_text(json.dumps(plan))
+    out_file.unlink(missing_ok=True)
+    env = dict(os.environ, PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION="python")
+    done = subprocess.run(
+        [sys.executable, str(CLIENT), port, str(plan_file), str(out_file)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(out_file.read_text())
+
+
+def wait_until(condition, timeout: float, what: str) -> None:  # noqa: ANN001
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(0.05)  # polling a condition with a deadline
+
+
+def link_identity(path: str) -> tuple[int, int] | None:
+    """Which symlink is at ``path`` (inode and creation time: an inode number alone may be reused)."""
+    try:
+        stat = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    return stat.st_ino, stat.st_mtime_ns
+
+
+def lane_descriptor() -> str:
+    manifest = json.loads((LANE / "manifest.json").read_text())
+    descriptor = {key: manifest[key] for key in ("task", "input", "outputs", "decoder", "camera")}
+    descriptor.update(name="my lane model", version="2.0.0")
+    return json.dumps(descriptor)
+
+
+def test_published_client_reads_lane_uses_rpcs_and_installs_a_model(firmware_factory, tmp_path: Path) -> None:
+    models = tmp_path / "models"
+    models.mkdir()
+    config = tmp_path / "fw.toml"
+    config.write_text(
+        f'[camera]\nsource = "synthetic"\nfps = 15\n\n[models]\ndir = "{models}"\nlane = "{LANE / "manifest.json"}"\n'
+    )
+    upload = tmp_path / "upload"
+    upload.mkdir()
+    (upload / "mylane.json").write_text(lane_descriptor())
+    (upload / "mylane.tflite").write_bytes((LANE / "lane_int8.tflite").read_bytes())
+    fw = firmware_factory("--config", str(config), "--protocol", "visionseed", "--persist-config")
+    first_link = link_identity(fw.link)  # a reboot makes a new pty and a new symlink to it
+
+    out = visionseed_client(
+        fw.link,
+        [
+            ["info"],
+            ["results", 3, [[MODEL_LANE], [MODEL_DETECTION]]],
+            ["list", "/models"],
+            ["get_config", "detect"],
+            ["set_config", "detect", "score_threshold = 0.6\n"],
+            ["get_config", "detect.score_threshold"],
+            ["upload", str(upload / "mylane.tflite"), "/models/mylane.tflite"],
+            ["upload", str(upload / "mylane.json"), "/models/mylane.json"],
+            ["list", "/models"],
+            ["list", "/models/mylane"],
+            ["set_config", "models", 'lane = "mylane/manifest.json"\n'],
+            ["call", "setFlasher"],
+            ["call", "reboot"],
+        ],
+        tmp_path,
+    )
+    info, results, empty, detect_text, _, threshold, _, _, listing, bundle, _, unsupported, reboot = out
+    assert info[:2] == ["0.1.0", "seedcam"] and "tasks=lane" in info and "models=lane-v1-int8" in info
+    for result in results:
+        offset, heading, curvature, confidence = result[str(MODEL_LANE)]["array"]
+        assert -0.3 < offset < 0.3 and -0.6 < heading < 0.6 and 0.0 <= confidence <= 1.0
+        assert result[str(MODEL_DETECTION)] is None  # no detector running: no detection node at all
+    assert [r["frameId"] for r in results] == sorted({r["frameId"] for r in results})
+    assert empty == []
+    assert "[detect]" in detect_text and "score_threshold = 0.5" in detect_text
+    assert threshold.strip() == "[detect]\nscore_threshold = 0.6"
+    assert listing == [["mylane", True, 0]]
+    assert sorted(name for name, _, _ in bundle) == ["manifest.json", "mylane.tflite", "visionseed.json"]
+    assert unsupported["error"].endswith("(6)")  # the client's message for ERROR_NOT_EXIST: a code, not silence
+    assert reboot["code"] == 0
+    assert 'lane = "mylane/manifest.json"' in config.read_text()  # persisted for the next boot
+
+    wait_until(lambda: link_identity(fw.link) not in (None, first_link), 60, "the firmware to reboot")
+    after = visionseed_client(fw.link, [["info"], ["results", 2, [[MODEL_LANE]]]], tmp_path)
+    info_after, results_after = after
+    assert "models=mylane-int8" in info_after  # the uploaded model is the one running now
+    assert next(t for t in info_after if t.startswith("boot=")) != next(t for t in info if t.startswith("boot="))
+    assert all(len(r[str(MODEL_LANE)]["array"]) == 4 for r in results_after)
+
+
+@pytest.mark.skipif(
+    not (DETECT.exists() and OCR.exists()), reason="needs the trained models/detect and models/ocr bundles"
+)
+def test_published_client_reads_detections_rects_and_plate_text(firmware_factory, tmp_path: Path) -> None:
+    labels = json.loads(DETECT.read_text())["decoder"]["labels"]
+    scene = tmp_path / "scene.toml"
+    scene.write_text(SCENE)
+    config = tmp_path / "fw.toml"
+    config.write_text(
+        f'[camera]\nsource = "synthetic"\nscene = "{scene}"\nfps = 10\n\n[tasks]\nenabled = ["lane", "detect", "ocr"]\n'
+    )
+    fw = firmware_factory("--config", str(config), "--protocol", "visionseed")
+    paths = [[MODEL_DETECTION], [MODEL_DETECTION, "i"], [MODEL_DETECTION, "i", MODEL_PLATE_OCR], [MODEL_LANE]]
+    (results,) = visionseed_client(fw.link, [["results", 4, paths]], tmp_path)
+    for result in results:
+        assert result[str(MODEL_DETECTION)] == 2, result
+        rects = [result[f"{MODEL_DETECTION},{i}"] for i in range(2)]
+        by_label = {labels[r["cls"]]: (i, r) for i, r in enumerate(rects)}
+        assert set(by_label) == {"stop", "plate"}, rects
+        (stop_i, stop), (plate_i, plate) = by_label["stop"], by_label["plate"]
+        # pixels of the 320x240 frame: the stop sign left of the lane, the plate right of it and nearer
+        assert 0 <= stop["x"] and stop["x"] + stop["w"] < 160 < plate["x"] <= 320 and plate["w"] > stop["w"]
+        assert all(r["conf"] >= 0.5 and r["h"] > 0 for r in rects)
+        assert result[f"{MODEL_DETECTION},{plate_i},{MODEL_PLATE_OCR}"]["str"] == "AGV-042"
+        assert result[f"{MODEL_DETECTION},{stop_i},{MODEL_PLATE_OCR}"] is None
+        assert len(result[str(MODEL_LANE)]["array"]) == 4
