@@ -23,7 +23,8 @@ pytestmark = pytest.mark.e2e
 CLIENT = Path(__file__).with_name("visionseed_client.py")
 LANE = MODELS / "lane"
 DETECT, OCR = MODELS / "detect" / "manifest.json", MODELS / "ocr" / "manifest.json"
-MODEL_DETECTION, MODEL_PLATE_OCR, MODEL_LANE = 20, 21, 30  # the documented model ids (docs/visionseed.md)
+CLASSIFY = MODELS / "road_scene" / "manifest.json"
+MODEL_DETECTION, MODEL_PLATE_OCR, MODEL_LANE, MODEL_CLASSIFICATION = 20, 21, 30, 40  # docs/visionseed.md
 
 SCENE = """
 offset_m = 0.02
@@ -168,4 +169,20 @@ def test_published_client_reads_detections_rects_and_plate_text(firmware_factory
         assert all(r["conf"] >= 0.5 and r["h"] > 0 for r in rects)
         assert result[f"{MODEL_DETECTION},{plate_i},{MODEL_PLATE_OCR}"]["str"] == "AGV-042"
         assert result[f"{MODEL_DETECTION},{stop_i},{MODEL_PLATE_OCR}"] is None
+        assert len(result[str(MODEL_LANE)]["array"]) == 4
+
+
+@pytest.mark.skipif(not CLASSIFY.exists(), reason="needs the trained models/road_scene bundle")
+def test_published_client_reads_classifications_best_first(firmware_factory, tmp_path: Path) -> None:
+    labels = json.loads(CLASSIFY.read_text())["decoder"]["labels"]
+    fw = firmware_factory("--fps", "10", "--tasks", "lane,classify", "--protocol", "visionseed")
+    paths = [[MODEL_CLASSIFICATION], [MODEL_CLASSIFICATION, "i"], [MODEL_LANE]]
+    (results,) = visionseed_client(fw.link, [["results", 3, paths]], tmp_path)
+    for result in results:
+        count = result[str(MODEL_CLASSIFICATION)]
+        assert count == min(3, len(labels)), result  # classify.top_k
+        classes = [result[f"{MODEL_CLASSIFICATION},{i}"] for i in range(count)]
+        assert all(0 <= c["cls"] < len(labels) for c in classes) and len({c["cls"] for c in classes}) == count
+        confs = [c["conf"] for c in classes]
+        assert confs == sorted(confs, reverse=True) and 0.0 < sum(confs) <= 1.0 + 1e-3
         assert len(result[str(MODEL_LANE)]["array"]) == 4
