@@ -119,6 +119,16 @@ def test_device_info_is_space_separated_with_the_version_first(board: Board) -> 
     assert "320x240" in tokens and "tasks=lane" in tokens and "models=lane-v1-int8" in tokens
 
 
+def test_the_published_request_vectors_are_answered(board: Board) -> None:
+    """The two RPC vectors of the wire description, byte for byte as a client sends them."""
+    host = board.host
+    host.send_raw(bytes.fromhex("10 00 00 06 ac 5a 0a 04 08 01 11 01 01 a0 b5"))  # getDeviceInfo, seq 1
+    host.send_raw(bytes.fromhex("10 00 00 08 4d 94 0a 06 08 29 11 01 11 01 20 11 00 f0 df"))  # setDebugDrawing
+    host.pump(lambda: {1, 16} <= set(host.responses))
+    assert host.responses[1].code == Code.SUCC and host.responses[1].strData.startswith("0.1.0 seedcam ")
+    assert host.responses[16].code == Code.ERROR_NOT_EXIST
+
+
 def test_unsupported_functions_answer_a_code_never_silence(board: Board) -> None:
     for func in (Fn.setModel, Fn.upgradeFirmware, Fn.setExposure, Fn.setFlasher, Fn.takeRawPicture,
                  Fn.downloadFile, Fn.formatPartition, Fn.registerFaceIdFromCamera, Fn.listFaceId):
@@ -305,6 +315,10 @@ def test_the_bundle_of_a_loaded_model_cannot_be_deleted(tmp_path: Path) -> None:
         for path in ("/models/lane", "/models/lane/lane_int8.tflite"):
             assert board.host.call(Fn.deleteFile, strParams=path).code == Code.ERROR_PERMISSION
         assert board.host.call(Fn.deleteFile, strParams="/models").code == Code.ERROR_PERMISSION
+        # pointing the config elsewhere does not unprotect the bundle still loaded until the reboot
+        part = vs.FilePart(path="models", totalLength=0, offset=0, data=b'lane = "other/manifest.json"\n')
+        assert board.host.call(Fn.setConfig, filePart=part).code == Code.SUCC
+        assert board.host.call(Fn.deleteFile, strParams="/models/lane").code == Code.ERROR_PERMISSION
         assert (tmp_path / "models" / "lane" / "lane_int8.tflite").exists()
     finally:
         board.close()

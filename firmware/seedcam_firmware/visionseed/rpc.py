@@ -93,6 +93,7 @@ class VisionSeedRpc:
 
     def __init__(self, services: VisionSeedServices, files: DeviceFiles | None = None) -> None:
         self._services = services
+        self._boot_models = services.config.models  # where the loaded models came from (changes wait for a reboot)
         self.files = files or DeviceFiles(Path(services.config.models.dir), protected=self._loaded_bundles)
         self._lock = threading.Lock()
         self.last_error = ""
@@ -137,10 +138,9 @@ class VisionSeedRpc:
         return vs.YtRpcResponse(code=code, strData=message[:1000])
 
     def _loaded_bundles(self) -> Iterator[Path]:
-        config = self._services.config
         for model in self._services.list_models():
             try:
-                yield config.models.manifest_path(model.task).parent
+                yield self._boot_models.manifest_path(model.task).parent
             except ConfigError:
                 continue
 
