@@ -328,3 +328,19 @@ def test_reboot_answers_then_asks_the_daemon_to_restart(board: Board) -> None:
     assert not board.daemon.restart_requested
     assert board.host.call(Fn.reboot).code == Code.SUCC
     assert board.daemon.wait(WAIT_S) and board.daemon.restart_requested
+
+
+def test_what_a_power_cut_left_half_done_is_cleaned_up_at_boot(tmp_path: Path) -> None:
+    models = tmp_path / "models"
+    models.mkdir()
+    (models / ".half.bin.part").write_bytes(b"partial")
+    (models / ".new.import").mkdir()
+    shutil.copytree(LANE, models / ".swapped.old")  # cut between the two renames of a bundle swap
+    (models / "kept").mkdir()
+    (models / ".kept.old").mkdir()  # cut after the second rename
+    board = Board(tmp_path)
+    try:
+        assert sorted(p.name for p in models.iterdir()) == ["kept", "swapped"]
+        assert (models / "swapped" / "manifest.json").is_file()
+    finally:
+        board.close()

@@ -49,7 +49,7 @@ from seedcam_firmware.tasks.registry import TASK_FACTORIES
 from seedcam_firmware.visionseed.errors import VisionSeedRequestError
 from seedcam_firmware.visionseed.files import fsync_dir
 
-__all__ = ["DESCRIPTOR_SUFFIX", "MODEL_SUFFIX", "bundle_manifest", "import_model_pair"]
+__all__ = ["DESCRIPTOR_SUFFIX", "MODEL_SUFFIX", "bundle_manifest", "import_model_pair", "recover_models_dir"]
 
 log = logging.getLogger(__name__)
 
@@ -232,3 +232,36 @@ def _swap_into_place(staging: Path, bundle: Path) -> None:
     os.replace(staging, bundle)
     fsync_dir(bundle.parent)
     shutil.rmtree(old, ignore_errors=True)
+
+
+def recover_models_dir(models_dir: Path) -> list[str]:
+    """Finish or undo what a power cut interrupted in ``models_dir``; returns what was done.
+
+    A partial upload (``.NAME.part``) or import (``.NAME.import``) is removed; a
+    bundle caught between its two renames (``.NAME.old`` present, ``NAME`` gone) is
+    put back, and a leftover ``.NAME.old`` beside its replacement is removed.
+    """
+    done: list[str] = []
+    if not models_dir.is_dir():
+        return done
+    for path in sorted(models_dir.glob(".*")):
+        try:
+            if path.name.endswith(".part") and path.is_file():
+                path.unlink()
+                done.append(f"removed partial upload {path.name}")
+            elif path.name.endswith(".import") and path.is_dir():
+                shutil.rmtree(path)
+                done.append(f"removed unfinished import {path.name}")
+            elif path.name.endswith(".old") and path.is_dir():
+                bundle = path.with_name(path.name[1 : -len(".old")])
+                if bundle.exists():
+                    shutil.rmtree(path)
+                    done.append(f"removed replaced bundle {path.name}")
+                else:
+                    os.replace(path, bundle)
+                    done.append(f"restored bundle {bundle.name}")
+        except OSError as exc:
+            log.warning("cannot clean up %s: %s", path, exc)
+    if done:
+        fsync_dir(models_dir)
+    return done

@@ -37,7 +37,12 @@ from seedcam_firmware.errors import ConfigError, UnknownConfigKey
 from seedcam_firmware.rpc import RequestFailed
 from seedcam_firmware.tasks.base import TaskUnavailable
 from seedcam_firmware.visionseed.config_text import config_text, set_config_text
-from seedcam_firmware.visionseed.custom_model import DESCRIPTOR_SUFFIX, MODEL_SUFFIX, import_model_pair
+from seedcam_firmware.visionseed.custom_model import (
+    DESCRIPTOR_SUFFIX,
+    MODEL_SUFFIX,
+    import_model_pair,
+    recover_models_dir,
+)
 from seedcam_firmware.visionseed.errors import VisionSeedRequestError
 from seedcam_firmware.visionseed.files import DeviceFiles
 from seedcam_firmware.visionseed.link import RpcOutcome
@@ -97,6 +102,8 @@ class VisionSeedRpc:
         self.files = files or DeviceFiles(Path(services.config.models.dir), protected=self._loaded_bundles)
         self._lock = threading.Lock()
         self.last_error = ""
+        for action in recover_models_dir(self.files.models_dir):  # what a power cut left half done
+            log.warning("models folder: %s", action)
         self._handlers: dict[int, Callable[[vs.YtRpc], RpcOutcome]] = {
             _Fn.getDeviceInfo: self._device_info,
             _Fn.reboot: self._reboot,
