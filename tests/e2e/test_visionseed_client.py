@@ -87,6 +87,48 @@ def lane_descriptor() -> str:
     return json.dumps(descriptor)
 
 
+PARSE_WITH_CLIENT = """
+import json, sys
+from visionseed import YtDataLink
+tree = YtDataLink.DataV2(bytes.fromhex(sys.argv[1]))
+out = {}
+for path, node in tree.data.items():
+    out[path] = node if isinstance(node, int) else {k: v for k, v in vars(node).items() if k != "type"}
+print(json.dumps(out))
+"""
+
+
+def test_published_client_parses_every_node_kind_we_send() -> None:
+    from seedcam.types import Box, Classification, Detection, LaneState, LaneStatus, Result, TextLine
+    from seedcam_firmware.visionseed.results import result_message
+
+    plate = Detection(6, "plate", 0.8, Box(0.6, 0.55, 0.85, 0.7))
+    result = Result(
+        frame_id=1,
+        capture_timestamp_us=2,
+        timings_us={"task:lane": 1, "task:detect": 1, "task:ocr": 1, "task:classify": 1},
+        lane=LaneState(LaneStatus.OK, 0.05, -0.06, 0.2, 0.9, 0.8, 0.7, 0.45),
+        detections=(Detection(0, "stop", 0.9, Box(0.1, 0.2, 0.3, 0.5)), plate),
+        text_lines=(TextLine("AGV-042", 0.75, (), plate.box),),
+        classifications=(Classification(3, "straight", 0.6),),
+        frame_width=320,
+        frame_height=240,
+    )
+    data = result_message(result).result.dataV2
+    env = dict(os.environ, PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION="python")
+    done = subprocess.run(
+        [sys.executable, "-c", PARSE_WITH_CLIENT, data.hex()], capture_output=True, text=True, timeout=60, env=env
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    tree = json.loads(done.stdout)
+    assert tree["20"] == 2 and tree["40"] == 1
+    assert tree["20,0"] == {"conf": pytest.approx(0.9, abs=1e-4), "cls": 0, "x": 32, "y": 48, "w": 64, "h": 72}
+    assert tree["20,1"]["cls"] == 6 and (tree["20,1"]["x"], tree["20,1"]["w"]) == (192, 80)
+    assert tree["20,1,21"] == {"conf": pytest.approx(0.75, abs=1e-4), "str": "AGV-042"}
+    assert tree["30"]["array"] == pytest.approx([0.05, -0.06, 0.2, 0.8], abs=1e-6)
+    assert tree["40,0"] == {"conf": pytest.approx(0.6, abs=1e-4), "cls": 3}
+
+
 def test_published_client_reads_lane_uses_rpcs_and_installs_a_model(firmware_factory, tmp_path: Path) -> None:
     models = tmp_path / "models"
     models.mkdir()
