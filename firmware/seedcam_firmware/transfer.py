@@ -117,6 +117,9 @@ class UpdateService:
         self._busy = False
         self._mid_reported = False
         self._bad_blocks: dict[int, int] = {}  # block offset -> hash failures in this transfer
+        self._ending: int | None = None  # tag of the transfer being installed
+        self._end_replies: list[Callable[[bytes], None]] = []
+        self._last_end: tuple[int, pb.UpdateResponse] | None = None
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
         self.enabled = bool(config.dir)
@@ -227,10 +230,22 @@ class UpdateService:
         if self._busy:
             raise UpdateRefused("busy", "an installation is running; try again when it has finished", pb.STATUS_BUSY)
 
-    def _in_worker(self, reply: Callable[[bytes], None], work: Callable[[], pb.UpdateResponse]) -> None:
+    def _in_worker(
+        self, reply: Callable[[bytes], None], work: Callable[[], pb.UpdateResponse], tag: int | None = None
+    ) -> None:
+        """Run ``work`` on a worker thread and answer with its response.
+
+        ``tag`` names an end-of-transfer: a repeated end (its answer was lost) joins
+        the running installation, or gets the finished one's answer again.
+        """
         with self._lock:
+            if tag is not None and self._busy and self._ending == tag:
+                self._end_replies.append(reply)
+                return
             self._check_idle()
             self._busy = True
+            self._ending = tag
+            self._end_replies = [reply]
 
         def run() -> None:
             try:
@@ -243,7 +258,11 @@ class UpdateService:
             finally:
                 with self._lock:
                     self._busy = False
-            reply(response.SerializeToString())
+                    replies, self._end_replies = self._end_replies, []
+                    if tag is not None:
+                        self._last_end = (tag, response)
+            for answer in replies:
+                answer(response.SerializeToString())
             if response.installed.restart_pending:
                 self._host.request_restart()
 
@@ -353,6 +372,12 @@ class UpdateService:
 
     def _on_end(self, end: pb.TransferEnd, reply: Callable[[bytes], None]) -> None:
         with self._lock:
+            if self._busy and self._ending == end.transfer_tag:
+                self._end_replies.append(reply)  # the host repeats an end whose answer it lost
+                return
+            if self.journal.header is None and self._last_end is not None and self._last_end[0] == end.transfer_tag:
+                reply(self._last_end[1].SerializeToString())
+                return
             header = self.journal.header
             if header is None or transfer_tag(header.sha256) != end.transfer_tag:
                 raise UpdateRefused("no_transfer", "no transfer of this bundle is open; send begin", 4)
@@ -362,7 +387,7 @@ class UpdateService:
                 )
             if end.sha256 and end.sha256 != header.sha256:
                 raise UpdateRefused("sha256", "the host's sha256 differs from the bundle header's")
-        self._in_worker(reply, lambda: self._install(header, end.activate))
+        self._in_worker(reply, lambda: self._install(header, end.activate), tag=end.transfer_tag)
 
     # ------------------------------------------------------------------ install
 

@@ -19,6 +19,7 @@ from typing import Any, TextIO
 
 import seedcam
 from seedcam import updates
+from seedcam.bundle import read_bundle
 from seedcam.errors import BundleError, UpdateRefused
 
 __all__ = ["add_update_commands"]
@@ -94,13 +95,15 @@ def _print_slots(groups: tuple[updates.SlotGroup, ...], out: TextIO, as_json: bo
 
 
 def _models_action(args: argparse.Namespace, out: TextIO) -> int:
+    if args.action == "push":
+        if args.target is None:
+            raise ValueError("models push needs a BUNDLE file")
+        read_bundle(args.target)  # a truncated or damaged file is refused before the port is opened
     with seedcam.open(args.port, timeout=args.timeout) as sensor:
         if args.action == "list":
             _print_slots(updates.list_slots(sensor), out, args.json)
             return 0
         if args.action == "push":
-            if args.target is None:
-                raise ValueError("models push needs a BUNDLE file")
             with _progress_bar(not args.quiet, Path(args.target).name) as progress:
                 result = updates.push_bundle(
                     sensor, args.target, activate=not args.no_activate, progress=progress, resume_timeout=args.resume
@@ -128,6 +131,7 @@ def _models_action(args: argparse.Namespace, out: TextIO) -> int:
 
 def cmd_flash(args: argparse.Namespace, out: TextIO) -> int:
     """``seedcam flash BUNDLE``: install a firmware bundle; it must confirm its health or is reverted."""
+    read_bundle(args.bundle)
     with seedcam.open(args.port, timeout=args.timeout) as sensor:
         before = sensor.device_info.firmware_version if sensor.device_info else "?"
         with _progress_bar(not args.quiet, Path(args.bundle).name) as progress:

@@ -102,6 +102,7 @@ class PushResult:
         seconds: the whole push, self-test and activation included.
         attempts: begins sent (1 + resumes after a broken link).
         chunk_size: the chunk size at the end (after adapting).
+        begin_offsets: what each begin answered: where each attempt started.
     """
 
     install: InstallResult
@@ -112,6 +113,7 @@ class PushResult:
     seconds: float
     attempts: int
     chunk_size: int
+    begin_offsets: tuple[int, ...] = ()
 
     @property
     def activated(self) -> bool:
@@ -215,6 +217,19 @@ class _Channel:
         response = box[0]
         _raise_for(response)
         return response
+
+    def call_repeating(self, request: pb.UpdateRequest, timeout: float, total: float) -> pb.UpdateResponse:
+        """:meth:`call`, sent again every ``timeout`` s (a lost request or answer) for up to ``total`` s.
+
+        Only for idempotent requests (``end``: the device joins a repeat to the running installation).
+        """
+        deadline = time.monotonic() + total
+        while True:
+            try:
+                return self.call(request, min(timeout, max(0.1, deadline - time.monotonic())))
+            except SensorTimeout:
+                if time.monotonic() >= deadline:
+                    raise
 
     def send_chunk(self, tag: int, offset: int, data: bytes, timeout: float) -> int:
         """Send one chunk without waiting; its acknowledgement arrives in :attr:`acks`."""
@@ -335,14 +350,15 @@ def push_bundle(
     channel = _Channel(sensor)
     start = time.monotonic()
     deadline = start + resume_timeout
-    attempts, resumed_from, stats = 0, -1, {"sent": 0, "data_s": 0.0, "chunk": 0}
+    attempts, resumed_from, stats = 0, -1, {"sent": 0, "data_s": 0.0, "chunk": 0, "begins": []}
     try:
         while True:
             attempts += 1
             try:
                 signature = bundle.signature.to_bytes() if bundle.signature else b""
                 begin = pb.UpdateRequest(begin=pb.TransferBegin(header=header.raw, signature=signature))
-                state = channel.call(begin, timeout).state
+                state = channel.call_repeating(begin, timeout, 3 * timeout).state
+                stats["begins"].append(int(state.next_offset))
                 if resumed_from < 0:
                     resumed_from = int(state.next_offset)
                 done = _send_payload(channel, header, bundle.payload, state, progress, resumed_from, timeout, stats,
@@ -353,7 +369,7 @@ def push_bundle(
                 end = pb.UpdateRequest(
                     end=pb.TransferEnd(transfer_tag=state.transfer_tag, sha256=header.sha256, activate=activate)
                 )
-                report = channel.call(end, install_timeout).installed
+                report = channel.call_repeating(end, timeout, install_timeout).installed
                 return _result(_install(report), resumed_from, stats, header, start, attempts)
             except (LinkBroken, SensorTimeout):
                 remaining = deadline - time.monotonic()
@@ -378,6 +394,7 @@ def _result(install: InstallResult, resumed_from: int, stats: dict, header: Bund
         seconds=time.monotonic() - start,
         attempts=attempts,
         chunk_size=int(stats["chunk"]),
+        begin_offsets=tuple(stats["begins"]),
     )
 
 

@@ -11,6 +11,7 @@ A firmware bundle holds a wheel of ``seedcam-firmware`` plus its manifest.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import zipfile
@@ -158,9 +159,11 @@ def build_model_bundle(
     """
     files = list(files if files is not None else model_bundle_files(model_dir, precision))
     manifest = json.loads(files[0][2])
-    if version is not None and manifest.get("version") != version:  # the model reports the bundle's version
-        manifest["version"] = version
-        files[0] = (files[0][0], files[0][1], json.dumps(manifest, indent=2).encode())
+    if version is not None:
+        manifest["version"] = version  # the model reports the bundle's version
+    model = next(data for _, role, data in files if role == "model")
+    manifest["files"][precision]["sha256"] = hashlib.sha256(model).hexdigest()  # the model shipped, whatever it is
+    files[0] = (files[0][0], files[0][1], json.dumps(manifest, indent=2).encode())
     return build_bundle(
         files,
         kind="model",
