@@ -84,6 +84,19 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_bench_push(args: argparse.Namespace) -> int:
+    from seedcam_tools.bench_push import format_push_table, run_push_benchmark
+
+    report = run_push_benchmark(
+        args.models, uart_bytes=args.uart_bytes, pty_pushes=args.pty_pushes, baud=args.baud,
+        out_json=args.json, progress=not args.quiet,
+    )
+    sys.stdout.write(format_push_table(report) + "\n")
+    if args.json:
+        sys.stdout.write(f"wrote {args.json}\n")
+    return EXIT_OK
+
+
 def add_bundle_commands(
     commands: argparse._SubParsersAction,  # type: ignore[type-arg]
     bench: argparse._SubParsersAction | None = None,  # type: ignore[type-arg]
@@ -129,3 +142,13 @@ def add_bundle_commands(
     inspect = which.add_parser("inspect", help="print a bundle's manifest as JSON")
     inspect.add_argument("bundle", type=Path)
     inspect.set_defaults(func=cmd_inspect)
+
+    if bench is not None:
+        push = bench.add_parser("push", help="bundle push throughput: line-rate ratio at 115200 baud, MB/s on a pty")
+        push.add_argument("--models", type=Path, default=Path("models"), help="folder holding lane/ (default models)")
+        push.add_argument("--uart-bytes", type=int, default=120_000, help="payload bytes pushed at the baud rate")
+        push.add_argument("--pty-pushes", type=int, default=3, help="pushes of the 1.1 MB float32 bundle on a pty")
+        push.add_argument("--baud", type=int, default=115200)
+        push.add_argument("--json", type=Path, default=Path("bench-push.json"))
+        push.add_argument("-q", "--quiet", action="store_true")
+        push.set_defaults(func=cmd_bench_push)
