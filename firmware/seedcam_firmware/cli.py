@@ -63,6 +63,11 @@ def _parser() -> argparse.ArgumentParser:
         help="write config changes made by the host back into --config (rewrites the file)",
     )
     run.add_argument("--log-level", default="warning", choices=("debug", "info", "warning", "error"))
+    supervise = commands.add_parser(
+        "supervise", help="run the firmware from its A/B slots; a new firmware runs on trial and is reverted "
+        "unless it confirms its health (takes the options of run)"
+    )
+    supervise.add_argument("run_args", nargs=argparse.REMAINDER, help="-- then the options for run")
     check = commands.add_parser("check-config", help="validate a config file and print it resolved")
     check.add_argument("config", type=Path)
     return parser
@@ -108,10 +113,24 @@ def _run(args: argparse.Namespace) -> int:
             pass
     finally:
         daemon.stop()
+    if daemon.restart_requested and os.environ.get("SEEDCAM_FW_SUPERVISED"):
+        return 3  # the supervisor restarts us (into a new firmware slot on trial, after an update)
     if daemon.restart_requested:  # a host asked for a reboot: start afresh, same arguments, same process id
         sys.stdout.flush()
         os.execv(sys.executable, [sys.executable, "-m", "seedcam_firmware.cli", *sys.argv[1:]])
     return EXIT_OK
+
+
+def _supervise(args: argparse.Namespace) -> int:
+    from seedcam_firmware.config import load_config
+    from seedcam_firmware.supervisor import supervise
+
+    run_args = [a for a in args.run_args if a != "--"]
+    run = _parser().parse_args(["run", *run_args])
+    config = load_config(run.config, _overrides(run))
+    if not config.updates.dir:
+        raise ValueError("supervise needs updates.dir (where the firmware slots are)")
+    return supervise(run_args, Path(config.updates.dir), config.updates.confirm_timeout_s)
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -129,6 +148,8 @@ def main(argv: list[str] | None = None) -> int:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     try:
+        if args.command == "supervise":
+            return _supervise(args)
         return _run(args) if args.command == "run" else _check(args)
     except LinkBroken as exc:
         print(f"seedcam-firmware: link error: {exc}", file=sys.stderr)

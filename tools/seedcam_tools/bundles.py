@@ -37,6 +37,7 @@ __all__ = [
     "model_bundle_files",
     "sign_file",
     "verify_file",
+    "wheel_from_source",
 ]
 
 DEFAULT_ATOL = 0.02  # dequantized INT8 outputs may differ by a quantum between CPU kernels and NPUs
@@ -206,6 +207,48 @@ def build_firmware_bundle(
         target=target,
         security_counter=security_counter,
     )
+
+
+def wheel_from_source(
+    package_dir: Path, out_dir: Path, version: str, *, replace: Mapping[str, str] | None = None
+) -> Path:
+    """Write a pure-Python wheel of ``seedcam_firmware`` from its source folder, with ``version``.
+
+    For development and tests (a release wheel comes from ``pip wheel firmware/``).
+
+    Args:
+        package_dir: the ``seedcam_firmware`` source folder.
+        out_dir: where the wheel goes.
+        version: the version it reports (``__version__`` is rewritten).
+        replace: archive path -> new text, e.g. a deliberately broken module.
+    """
+    import base64
+    import re
+
+    dist = f"seedcam_firmware-{version}.dist-info"
+    members: dict[str, bytes] = {}
+    for path in sorted(Path(package_dir).rglob("*.py")):
+        if "__pycache__" not in path.parts:
+            members[f"seedcam_firmware/{path.relative_to(package_dir).as_posix()}"] = path.read_bytes()
+    init = members["seedcam_firmware/__init__.py"].decode()
+    init = re.sub(r'__version__ = "[^"]*"', f'__version__ = "{version}"', init)
+    members["seedcam_firmware/__init__.py"] = init.encode()
+    for name, text in (replace or {}).items():
+        members[name] = text.encode()
+    members[f"{dist}/METADATA"] = f"Metadata-Version: 2.1\nName: seedcam-firmware\nVersion: {version}\n".encode()
+    wheel_info = "Wheel-Version: 1.0\nGenerator: seedcam-tools\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+    members[f"{dist}/WHEEL"] = wheel_info.encode()
+    record = []
+    for name, data in members.items():
+        digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+        record.append(f"{name},sha256={digest},{len(data)}")
+    record.append(f"{dist}/RECORD,,")
+    members[f"{dist}/RECORD"] = ("\n".join(record) + "\n").encode()
+    out = Path(out_dir) / f"seedcam_firmware-{version}-py3-none-any.whl"
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zf:
+        for name, data in members.items():
+            zf.writestr(name, data)
+    return out
 
 
 def sign_file(path: Path, private_key: bytes, out: Path | None = None) -> Path:
