@@ -118,3 +118,42 @@ def test_occluder_covers_part_of_an_object() -> None:
     np.testing.assert_array_equal(
         hidden[round(y0 * h) + 2 : round(y1 * h) - 2, right], clear[round(y0 * h) + 2 : round(y1 * h) - 2, right]
     )
+
+
+def test_tiny_train_detector_run_writes_a_bundle_the_firmware_loads(tmp_path) -> None:  # noqa: ANN001
+    """The whole train-detector command on a few scenes: train → float export checked against Keras → INT8 → bundle."""
+    import json
+
+    from seedcam_firmware.inference.detection import make_detection_decoder
+    from seedcam_firmware.inference.manifest import load_manifest
+    from seedcam_tools.cli import main
+
+    out = tmp_path / "detect"
+    code = main(
+        [
+            "train-detector",
+            "--out",
+            str(out),
+            "--work",
+            str(tmp_path / "work"),
+            "--samples",
+            "48",
+            "--epochs",
+            "1",
+            "--eval-samples",
+            "8",
+            "--quiet",
+        ]
+    )
+    assert code == 0
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["export"]["float_conversion_inputs"] == 100
+    assert metrics["export"]["float_conversion_max_rel_diff"] <= 1e-5
+    assert set(metrics["summary"]) == {"metric", "float32", "int8"}
+    for precision in ("int8", "float32"):
+        manifest = load_manifest(out, precision=precision)
+        assert manifest.task == "detect" and manifest.input.crop_bottom == DETECT_INPUT.crop_bottom
+        decoder = make_detection_decoder(
+            manifest.decoder, input_width=256, input_height=128, outputs=manifest.outputs, bundle_dir=out
+        )
+        assert tuple(decoder.labels) == LABELS

@@ -1,0 +1,59 @@
+"""End to end: a scripted scene with a stop sign and a plate, through the shipped models, the firmware and the SDK."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import seedcam
+
+pytestmark = pytest.mark.e2e
+
+SCENE = """
+offset_m = 0.02
+heading_rad = 0.04
+curvature_per_m = 0.1
+noise_sigma = 0.01
+
+[[objects]]
+kind = "stop"
+forward_m = 0.9
+left_m = 0.32
+
+[[objects]]
+kind = "plate"
+forward_m = 0.42
+left_m = -0.24
+text = "AGV-042"
+yaw_rad = 0.2
+"""
+
+
+def test_stop_sign_and_plate_text_reach_the_host(firmware_factory, tmp_path: Path) -> None:
+    scene = tmp_path / "scene.toml"
+    scene.write_text(SCENE)
+    config = tmp_path / "fw.toml"
+    config.write_text(
+        f'[camera]\nsource = "synthetic"\nscene = "{scene}"\nfps = 10\n\n[tasks]\nenabled = ["lane", "detect", "ocr"]\n'
+    )
+    fw = firmware_factory("--config", str(config))
+    with seedcam.open(fw.link, timeout=10) as sensor:
+        active = {m.task: m for m in sensor.models() if m.active}
+        assert {"lane", "detect", "ocr"} <= set(active)
+        results = [sensor.recv(timeout=10) for _ in range(5)]
+    assert all(r is not None for r in results)
+    for result in results:
+        assert active["detect"].id in result.model_ids and active["ocr"].id in result.model_ids
+        labels = sorted(d.label for d in result.detections)
+        assert labels == ["plate", "stop"], result.detections
+        stop = next(d for d in result.detections if d.label == "stop")
+        plate = next(d for d in result.detections if d.label == "plate")
+        # the stop sign stands left of the lane (left half of the image), the plate to the right and nearer
+        assert stop.box.x_max < 0.5 < plate.box.x_min
+        assert plate.box.width > stop.box.width
+        assert [t.text for t in result.text_lines] == ["AGV-042"]
+        line = result.text_lines[0]
+        assert len(line.char_confidences) == 7 and line.confidence > 0.5
+        assert line.box is not None and abs(line.box.x_min - plate.box.x_min) < 1e-6
+        assert result.lane is not None and result.lane.status is seedcam.LaneStatus.OK
