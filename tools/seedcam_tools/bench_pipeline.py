@@ -77,9 +77,7 @@ UART_BAUD = 921600
 UART_BYTES_PER_S = UART_BAUD / 10
 
 _READY_MARK = "link at "
-_START_TIMEOUT_S = (
-    60.0  # firmware start (imports TFLite, loads the model) on a loaded machine
-)
+_START_TIMEOUT_S = 60.0  # firmware start (imports TFLite, loads the model) on a loaded machine
 _STOP_TIMEOUT_S = 5.0
 _CONNECT_TIMEOUT_S = 10.0
 _WARMUP_RESULTS = 5  # dropped from the statistics: start-up transients
@@ -158,9 +156,7 @@ def _load_lane_model(models_dir: Path, num_threads: int) -> tuple[Any, Any]:
             num_threads=num_threads,
         )
     except (BundleError, FirmwareError) as exc:
-        raise LaneModelMissing(
-            f"lane int8 model bundle in {manifest_path.parent} is not usable: {exc}"
-        ) from exc
+        raise LaneModelMissing(f"lane int8 model bundle in {manifest_path.parent} is not usable: {exc}") from exc
     return manifest, model
 
 
@@ -215,14 +211,10 @@ def _time_runtime_invokes(model: Any, x: Any, count: int) -> list[float]:
 class _Firmware:
     """``seedcam-firmware run`` as a child process; :meth:`stop` always terminates it."""
 
-    def __init__(
-        self, workdir: Path, fps: float, models_dir: Path, num_threads: int
-    ) -> None:
+    def __init__(self, workdir: Path, fps: float, models_dir: Path, num_threads: int) -> None:
         self.link = workdir / "sensor"
         self.log_path = workdir / "firmware.log"
-        self._env = {
-            k: v for k, v in os.environ.items() if not k.startswith("SEEDCAM_FW_")
-        }
+        self._env = {k: v for k, v in os.environ.items() if not k.startswith("SEEDCAM_FW_")}
         self._env["SEEDCAM_FW_MODELS_DIR"] = str(models_dir.resolve())
         self._env["SEEDCAM_FW_RUNTIME_NUM_THREADS"] = str(num_threads)
         self._env["PYTHONUNBUFFERED"] = "1"
@@ -251,9 +243,7 @@ class _Firmware:
             env=self._env,
             start_new_session=True,
         )
-        threading.Thread(
-            target=self._pump_stdout, name="bench-fw-stdout", daemon=True
-        ).start()
+        threading.Thread(target=self._pump_stdout, name="bench-fw-stdout", daemon=True).start()
         deadline = time.monotonic() + timeout
         while not self._ready.wait(0.1):
             if self._proc.poll() is not None:
@@ -261,9 +251,7 @@ class _Firmware:
                     f"seedcam-firmware exited with code {self._proc.returncode} before it was ready: {self.log_tail()}"
                 )
             if time.monotonic() > deadline:
-                raise BenchmarkError(
-                    f"seedcam-firmware not ready within {timeout:.0f} s: {self.log_tail()}"
-                )
+                raise BenchmarkError(f"seedcam-firmware not ready within {timeout:.0f} s: {self.log_tail()}")
 
     def _pump_stdout(self) -> None:
         assert self._proc is not None and self._proc.stdout is not None
@@ -325,9 +313,7 @@ def _stream(firmware: _Firmware, seconds: float) -> tuple[list[Any], Any, float]
         with lock:
             results.append(result)
 
-    with seedcam.open(
-        str(firmware.link), timeout=_CONNECT_TIMEOUT_S, reconnect=False
-    ) as sensor:
+    with seedcam.open(str(firmware.link), timeout=_CONNECT_TIMEOUT_S, reconnect=False) as sensor:
         unregister = sensor.on_result(collect)
         # warm-up: wait (bounded) for the first results before the clock starts
         deadline = time.monotonic() + _CONNECT_TIMEOUT_S
@@ -380,15 +366,11 @@ def _run_firmware(
     except Exception as exc:
         if isinstance(exc, BenchmarkError):
             raise
-        raise BenchmarkError(
-            f"streaming from the firmware failed: {exc}; firmware log: {firmware.log_tail()}"
-        ) from exc
+        raise BenchmarkError(f"streaming from the firmware failed: {exc}; firmware log: {firmware.log_tail()}") from exc
     finally:
         returncode = firmware.stop()
     if not results:
-        raise BenchmarkError(
-            f"no results in {seconds:.1f} s of streaming: {firmware.log_tail()}"
-        )
+        raise BenchmarkError(f"no results in {seconds:.1f} s of streaming: {firmware.log_tail()}")
     missing_lane = sum(1 for r in results if "task:lane" not in r.timings_us)
     if missing_lane:
         raise BenchmarkError(
@@ -483,9 +465,7 @@ def _decode_rate(template: Any, count: int, passes: int = 3) -> tuple[float, int
                     decoded += 1
         elapsed = time.perf_counter() - start
         if decoded != count:
-            raise BenchmarkError(
-                f"decoder returned {decoded} of {count} results (counters {decoder.counters})"
-            )
+            raise BenchmarkError(f"decoder returned {decoded} of {count} results (counters {decoder.counters})")
         best = min(best, elapsed)
     return count / best, len(blob)
 
@@ -554,9 +534,7 @@ def run_pipeline_benchmark(
         BenchmarkError: the firmware did not start or delivered no usable results.
     """
     if seconds <= 0 or fps <= 0 or invokes < 2 or decode_frames < 1:
-        raise ValueError(
-            "seconds and fps must be > 0, invokes >= 2 and decode_frames >= 1"
-        )
+        raise ValueError("seconds and fps must be > 0, invokes >= 2 and decode_frames >= 1")
     models_dir = Path(models_dir) if models_dir is not None else _default_models_dir()
     threads = num_threads if num_threads is not None else _default_num_threads()
 
@@ -586,25 +564,12 @@ def run_pipeline_benchmark(
     results = sorted(run.results, key=lambda r: r.frame_id)
     per_frame_us = [r.timings_us["task:lane"] for r in results]
     capture_to_result_us = [r.timings_us.get("capture_to_result", 0) for r in results]
-    stage_names = sorted(
-        {k for r in results for k in r.timings_us if k.startswith("lane:")}
-    )
-    stages_ms = {
-        k: statistics.median(r.timings_us.get(k, 0) for r in results) / 1e3
-        for k in stage_names
-    }
-    latencies_ms = [
-        (r.received_monotonic * 1e6 - r.capture_timestamp_us) / 1e3 for r in results
-    ]
-    result_to_host_ms = [
-        lat - c / 1e3 for lat, c in zip(latencies_ms, capture_to_result_us, strict=True)
-    ]
+    stage_names = sorted({k for r in results for k in r.timings_us if k.startswith("lane:")})
+    stages_ms = {k: statistics.median(r.timings_us.get(k, 0) for r in results) / 1e3 for k in stage_names}
+    latencies_ms = [(r.received_monotonic * 1e6 - r.capture_timestamp_us) / 1e3 for r in results]
+    result_to_host_ms = [lat - c / 1e3 for lat, c in zip(latencies_ms, capture_to_result_us, strict=True)]
     span = results[-1].received_monotonic - results[0].received_monotonic
-    achieved_fps = (
-        (len(results) - 1) / span
-        if len(results) > 1 and span > 0
-        else len(results) / run.elapsed_s
-    )
+    achieved_fps = (len(results) - 1) / span if len(results) > 1 and span > 0 else len(results) / run.elapsed_s
     ids = [r.frame_id for r in results]
     host_missing = (ids[-1] - ids[0] + 1) - len(set(ids))
 
@@ -660,9 +625,7 @@ def run_pipeline_benchmark(
     if out_json is not None:
         out = Path(out_json)
         out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(
-            json.dumps(report, indent=2, sort_keys=True) + "\n", encoding="utf-8"
-        )
+        out.write_text(json.dumps(report, indent=2, sort_keys=True) + "\n", encoding="utf-8")
         _note(progress, "report written to %s", out)
     return report
 
