@@ -20,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
+import re
 import tomllib
 import typing
 from collections.abc import Mapping
@@ -43,7 +44,7 @@ from seedcam_firmware.config_schema import (
     setting,
     unknown_key_error,
 )
-from seedcam_firmware.errors import ConfigError
+from seedcam_firmware.errors import ConfigError, ReadOnlyConfigKey
 
 __all__ = [
     "CAMERA_SOURCES",
@@ -63,6 +64,8 @@ __all__ = [
     "RuntimeConfig",
     "TasksConfig",
     "UpdatesConfig",
+    "check_host_change",
+    "host_reset",
     "config_from_dict",
     "config_get",
     "config_reset",
@@ -80,11 +83,12 @@ ENV_PREFIX = "SEEDCAM_FW_"
 #: Model variants a bundle may ship (``models.<task>_precision``).
 PRECISIONS: tuple[str, ...] = ("int8", "float32")
 #: Camera backends known to :func:`seedcam_firmware.camera.factory.open_camera`.
-CAMERA_SOURCES: tuple[str, ...] = ("synthetic", "v4l2", "video", "folder")
+CAMERA_SOURCES: tuple[str, ...] = ("synthetic", "v4l2", "video", "folder", "sim")
 #: Wire protocols the link speaks: ours, or VisionSeed's (see ``seedcam_firmware.visionseed``).
 LINK_PROTOCOLS: tuple[str, ...] = ("seedcam", "visionseed")
 #: The repository's ``models/`` folder (the default model location in a checkout).
 DEFAULT_MODELS_DIR = str(Path(__file__).resolve().parents[2] / "models")
+_PUBLIC_KEY_RE = re.compile(r"[0-9a-fA-F]{64}")
 
 
 class _Section:
@@ -132,7 +136,7 @@ class CameraConfig(_Section):
     path: str = setting(
         "",
         is_path=True,
-        doc="video file (source=video) or image folder (source=folder)",
+        doc="video file (source=video), image folder (source=folder) or the simulator's socket (source=sim)",
     )
     scene: str = setting(
         "",
@@ -327,17 +331,33 @@ class UpdatesConfig(_Section):
     """``[updates]``: model and firmware updates over the link (A/B slots, signed bundles)."""
 
     _name: typing.ClassVar[str] = "updates"
+    # every key here is read-only over the link (host_settable=False): a host must not turn off
+    # signature checks or move the slots; only the device's own config file sets them
     dir: str = setting(
-        "", is_path=True, doc="storage folder for slots and the transfer journal; empty = updates disabled"
+        "", is_path=True, host_settable=False,
+        doc="storage folder for slots and the transfer journal; empty = updates disabled",
     )
     public_keys: tuple[str, ...] = setting(
-        (), doc="trusted ed25519 public keys (64 hex digits each); when set, unsigned bundles are refused"
+        (), check=lambda keys: _public_keys_problem(keys), host_settable=False,
+        doc="trusted ed25519 public keys (64 hex digits each); when set, unsigned bundles are refused",
     )
-    target: str = setting("emulated-linux", doc="board name a bundle's target must match (or 'any')")
-    reserve_mb: float = setting(1.0, lo=0.0, hi=1e6, doc="free space to keep after storing a bundle, MB")
+    target: str = setting(
+        "emulated-linux", host_settable=False, doc="board name a bundle's target must match (or 'any')"
+    )
+    reserve_mb: float = setting(
+        1.0, lo=0.0, hi=1e6, host_settable=False, doc="free space to keep after storing a bundle, MB"
+    )
     confirm_timeout_s: float = setting(
-        30.0, lo=1.0, hi=3600.0, doc="a firmware on trial must confirm its health within this time or is reverted"
+        30.0, lo=1.0, hi=3600.0, host_settable=False,
+        doc="a firmware on trial must confirm its health within this time or is reverted",
     )
+
+
+def _public_keys_problem(keys: tuple[str, ...]) -> str | None:
+    for key in keys:
+        if not _PUBLIC_KEY_RE.fullmatch(key):
+            return f"entry {key!r} is not an ed25519 public key (64 hex digits)"
+    return None
 
 
 @dataclass(frozen=True)
@@ -509,6 +529,60 @@ def config_reset(cfg: FirmwareConfig, key: str = "") -> FirmwareConfig:
         return dataclasses.replace(cfg, **{key: _SECTION_TYPES[key]()})
     spec = _spec(key, "config_reset")
     return config_set(cfg, key, spec.default(), source="config_reset")
+
+
+def check_host_change(current: FirmwareConfig, new: FirmwareConfig, *, source: str = "host") -> None:
+    """Refuse a config change that a host may not make over the link.
+
+    Keys declared ``host_settable=False`` (all of ``updates.*``) must stay as they
+    are. While ``updates.public_keys`` are provisioned, ``models.dir`` stays too, and
+    a ``models.<task>`` path must lead into the models folder or the update slots
+    (so a host cannot point a task at a manifest that never passed the bundle checks).
+
+    Raises:
+        ReadOnlyConfigKey: the message names the key.
+    """
+    for key, spec in KEYS.items():
+        if not spec.host_settable and config_get(new, key) != config_get(current, key):
+            raise ReadOnlyConfigKey(f"{source}: {key} is read-only over the link; set it in the device's config file")
+    if not current.updates.public_keys:
+        return
+    if new.models.dir != current.models.dir:
+        raise ReadOnlyConfigKey(
+            f"{source}: models.dir is read-only over the link while updates.public_keys are provisioned"
+        )
+    roots = [Path(current.models.dir).resolve()]
+    if current.updates.dir:
+        roots.append((Path(current.updates.dir) / "slots").resolve())
+    for task in KNOWN_TASKS:
+        if getattr(new.models, task) == getattr(current.models, task):
+            continue
+        path = new.models.manifest_path(task).resolve()
+        if not any(path.is_relative_to(root) for root in roots):
+            raise ReadOnlyConfigKey(
+                f"{source}: models.{task} may only name a manifest in the models folder or the update slots "
+                f"while updates.public_keys are provisioned, got {str(path)!r}"
+            )
+
+
+def host_reset(current: FirmwareConfig, key: str = "") -> FirmwareConfig:
+    """:func:`config_reset` as a host over the link may do it.
+
+    Resetting everything or a section keeps the keys a host may not change (the
+    device's ``[updates]``; ``models.dir`` while keys are provisioned); resetting
+    only such keys is refused.
+
+    Raises:
+        ConfigError: unknown key or section.
+        ReadOnlyConfigKey: the reset would change a key a host may not change.
+    """
+    new = config_reset(current, key)
+    if key == "" or (key in _SPECS and any(spec.host_settable for spec in _SPECS[key].values())):
+        new = dataclasses.replace(new, updates=current.updates)
+        if current.updates.public_keys:
+            new = dataclasses.replace(new, models=dataclasses.replace(new.models, dir=current.models.dir))
+    check_host_change(current, new, source=f"config_reset {key}")
+    return new
 
 
 def requires_restart(key: str) -> bool:

@@ -60,6 +60,7 @@ class _Rules:
     is_path: bool = False
     check: Callable[[Any], str | None] | None = None
     doc: str = ""
+    host_settable: bool = True
 
 
 @dataclass(frozen=True)
@@ -89,6 +90,11 @@ class KeySpec:
         """One-line description of the key."""
         return self.rules.doc
 
+    @property
+    def host_settable(self) -> bool:
+        """False for keys only the device's own config file may set (not changeable over the link)."""
+        return self.rules.host_settable
+
 
 def setting(
     default: Any = dataclasses.MISSING,
@@ -101,6 +107,7 @@ def setting(
     is_path: bool = False,
     check: Callable[[Any], str | None] | None = None,
     doc: str = "",
+    host_settable: bool = True,
 ) -> Any:
     """Declare a config field with its validation rules.
 
@@ -115,6 +122,8 @@ def setting(
             relative to that file's folder.
         check: extra check returning an error phrase, or None when valid.
         doc: one-line description.
+        host_settable: False when a host may not change the key over the link
+            (config_set / setConfig answer a refusal; only the device's file sets it).
 
     Returns:
         A :func:`dataclasses.field`.
@@ -127,6 +136,7 @@ def setting(
         is_path=is_path,
         check=check,
         doc=doc,
+        host_settable=host_settable,
     )
     if factory is not None:
         return dataclasses.field(default_factory=factory, metadata={_META: rules})

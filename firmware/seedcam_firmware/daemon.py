@@ -27,9 +27,11 @@ from seedcam_firmware.camera.base import CameraSource
 from seedcam_firmware.camera.factory import open_camera
 from seedcam_firmware.config import (
     FirmwareConfig,
+    check_host_change,
     config_get,
     config_reset,
     config_set,
+    host_reset,
     requires_restart,
 )
 from seedcam_firmware.errors import ConfigError, ModelError
@@ -301,12 +303,13 @@ class Daemon:
     def config_set(self, key: str, value: object) -> ConfigValue:
         with self._config_lock:
             new = config_set(self.config, key, value)
+            check_host_change(self.config, new, source=f"config_set {key}")  # updates.* are read-only here
             self._apply(key, new)
         return ConfigValue(key, config_get(new, key), requires_restart(key))
 
     def config_reset(self, key: str) -> ConfigValue:
         with self._config_lock:
-            new = config_reset(self.config, key)
+            new = host_reset(self.config, key)  # keeps the device's [updates]; refuses to reset them alone
             self._apply(key, new)
         return ConfigValue(key, config_get(new, key), requires_restart(key) if key else True)
 

@@ -10,6 +10,7 @@ __all__ = [
     "ConfigError",
     "FirmwareError",
     "ModelError",
+    "ReadOnlyConfigKey",
     "TaskUnavailable",
     "UnknownConfigKey",
     "UpdateRefused",
@@ -29,6 +30,10 @@ class UnknownConfigKey(ConfigError, KeyError):
 
     def __str__(self) -> str:  # KeyError would quote the message
         return str(self.args[0]) if self.args else ""
+
+
+class ReadOnlyConfigKey(ConfigError):
+    """A host tried to change a key it may not change over the link (``updates.*``, ...)."""
 
 
 class TaskUnavailable(ConfigError):

@@ -10,7 +10,7 @@ from typing import Protocol
 from seedcam._proto import seedcam_pb2 as pb
 from seedcam.protocol import codec
 from seedcam.types import ConfigValue, DeviceInfo, ModelInfo, Snapshot, TaskList
-from seedcam_firmware.errors import ConfigError, FirmwareError, TaskUnavailable, UnknownConfigKey
+from seedcam_firmware.errors import ConfigError, FirmwareError, ReadOnlyConfigKey, TaskUnavailable, UnknownConfigKey
 
 __all__ = ["DeviceServices", "RequestFailed", "Dispatcher"]
 
@@ -67,6 +67,8 @@ class Dispatcher:
             return pb.Response(status=pb.STATUS_NOT_FOUND, message=str(exc))
         except TaskUnavailable as exc:
             return pb.Response(status=pb.STATUS_UNAVAILABLE, message=str(exc))
+        except ReadOnlyConfigKey as exc:  # updates.* and friends: only the device's config file sets them
+            return pb.Response(status=pb.STATUS_FAILED_PRECONDITION, message=str(exc))
         except ConfigError as exc:
             return pb.Response(status=pb.STATUS_INVALID_ARGUMENT, message=str(exc))
         except Exception as exc:  # a handler bug answers INTERNAL instead of killing the link

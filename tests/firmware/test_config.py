@@ -257,6 +257,7 @@ def _strategy(key: str) -> st.SearchStrategy[Any]:
             ["pty", "pty:///tmp/sc", "/dev/ttyAMA0", "tcp-listen://0.0.0.0:5760"]
         ),
         "tasks.enabled": st.lists(st.sampled_from(KNOWN_TASKS), unique=True).map(tuple),
+        "updates.public_keys": st.lists(st.from_regex(r"[0-9a-f]{64}", fullmatch=True), max_size=2).map(tuple),
     }
     if key in special:
         return special[key]

@@ -344,3 +344,18 @@ def test_what_a_power_cut_left_half_done_is_cleaned_up_at_boot(tmp_path: Path) -
         assert (models / "swapped" / "manifest.json").is_file()
     finally:
         board.close()
+
+
+def test_set_config_cannot_change_updates_keys(tmp_path: Path) -> None:
+    board = Board(tmp_path, updates={"dir": str(tmp_path / "updates"), "public_keys": ["ab" * 32]})
+    try:
+        before = board.daemon.config
+        for domain, text in (("updates", "public_keys = []\n"), ("", '[updates]\ndir = ""\n'),
+                             ("", '[camera]\nfps = 12\n[updates]\ntarget = "any"\n')):
+            part = vs.FilePart(path=domain, totalLength=len(text), offset=0, data=text.encode())
+            response = board.host.call(Fn.setConfig, filePart=part)
+            assert response.code == Code.ERROR_PERMISSION and "read-only" in response.strData
+        assert board.host.call(Fn.resetConfig, strParams="updates").code == Code.ERROR_PERMISSION
+        assert board.daemon.config == before  # nothing changed, not even camera.fps
+    finally:
+        board.close()

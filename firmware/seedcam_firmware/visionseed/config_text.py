@@ -20,7 +20,7 @@ import tomli_w
 
 from seedcam._proto import visionseed_pb2 as vs
 from seedcam.types import ConfigValue
-from seedcam_firmware.config import KEYS, FirmwareConfig, config_get, config_set, requires_restart
+from seedcam_firmware.config import KEYS, FirmwareConfig, check_host_change, config_get, config_set, requires_restart
 from seedcam_firmware.errors import ConfigError, UnknownConfigKey
 from seedcam_firmware.visionseed.errors import VisionSeedRequestError
 
@@ -117,6 +117,7 @@ def set_config_text(services: ConfigServices, domain: str, text: str) -> str:
         raise VisionSeedRequestError(_Code.ERROR_PARAMETERS, str(exc)) from exc
     except ConfigError as exc:
         raise VisionSeedRequestError(_Code.ERROR_PARAMETERS, str(exc)) from exc
+    check_host_change(current, trial, source=f"setConfig {domain or 'seedcam'}")  # before any key is set
     changed = [k for k in values if config_get(trial, k) != config_get(current, k)]
     changed.sort(key=lambda k: KEYS[k].live)  # restart-only keys first: a live key may depend on them
     restart = []

@@ -33,7 +33,7 @@ from seedcam._proto import seedcam_pb2 as pb
 from seedcam._proto import visionseed_pb2 as vs
 from seedcam.types import ConfigValue, DeviceInfo, Health, ModelInfo
 from seedcam_firmware.config import FirmwareConfig
-from seedcam_firmware.errors import ConfigError, UnknownConfigKey
+from seedcam_firmware.errors import ConfigError, ReadOnlyConfigKey, UnknownConfigKey
 from seedcam_firmware.rpc import RequestFailed
 from seedcam_firmware.tasks.base import TaskUnavailable
 from seedcam_firmware.visionseed.config_text import config_text, set_config_text
@@ -133,6 +133,8 @@ class VisionSeedRpc:
             return self._refused(name, _Code.ERROR_NOT_EXIST, str(exc)), None
         except TaskUnavailable as exc:
             return self._refused(name, _Code.ERROR_OTHER, str(exc)), None
+        except ReadOnlyConfigKey as exc:
+            return self._refused(name, _Code.ERROR_PERMISSION, str(exc)), None
         except ConfigError as exc:
             return self._refused(name, _Code.ERROR_PARAMETERS, str(exc)), None
         except Exception as exc:  # a handler bug answers ERROR_OTHER instead of killing the link
