@@ -28,7 +28,7 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
     run = commands.add_parser("run", help="run the sensor: capture, inference, link")
     run.add_argument("--config", type=Path, help="TOML config file (default: built-in defaults)")
-    run.add_argument("--camera", dest="camera.source", help="camera source: synthetic, v4l2, video, folder")
+    run.add_argument("--camera", dest="camera.source", help="camera source: synthetic, v4l2, video, folder, sim")
     run.add_argument("--camera-device", dest="camera.device", help="V4L2 device path or index")
     run.add_argument("--camera-path", dest="camera.path", help="video file or image folder")
     run.add_argument("--fps", dest="camera.fps", type=float, help="frame rate")

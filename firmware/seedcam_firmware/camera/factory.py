@@ -43,6 +43,13 @@ def open_camera(cfg: CameraConfig) -> CameraSource:
             kwargs["fps"] = cfg.fps
         cam: CameraSource = SyntheticCamera(**kwargs)  # type: ignore[arg-type]
         return RotatedCamera(cam, cfg.rotation) if cfg.rotation else cam
+    if cfg.source == "sim":  # scenes published by a closed-loop simulator (seedcam.agv.sim)
+        if not cfg.path:
+            raise ConfigError("camera.path must name the simulator's socket when camera.source is 'sim'")
+        from seedcam_firmware.camera.sim import SimCamera
+
+        sim = SimCamera(cfg.path, fps=cfg.fps or 30.0, seed=cfg.seed, size=size)
+        return RotatedCamera(sim, cfg.rotation) if cfg.rotation else sim
     if cfg.source == "v4l2":
         from seedcam_firmware.camera.v4l2 import V4L2Camera
 
