@@ -234,32 +234,32 @@ def lane_descriptor(**changes: Any) -> bytes:
 def test_files_upload_in_chunks_list_and_delete(board: Board) -> None:
     host = board.host
     data = bytes(range(256)) * 1000
-    assert upload(host, "/models/notes.bin", data, chunk=60_000).code == Code.SUCC
-    assert (board.models / "notes.bin").read_bytes() == data
+    assert upload(host, "/models/notes.json", data, chunk=60_000).code == Code.SUCC
+    assert (board.models / "notes.json").read_bytes() == data
     listing = host.call(Fn.listFile, strParams="/models").fileListResult
-    assert [(f.name, f.isFolder, f.size) for f in listing.files] == [("notes.bin", False, len(data))]
+    assert [(f.name, f.isFolder, f.size) for f in listing.files] == [("notes.json", False, len(data))]
     root = host.call(Fn.listFile, strParams="/").fileListResult
     assert [(f.name, f.isFolder) for f in root.files] == [("models", True)]
-    assert host.call(Fn.deleteFile, strParams="/models/notes.bin").code == Code.SUCC
-    assert not (board.models / "notes.bin").exists()
-    assert host.call(Fn.deleteFile, strParams="/models/notes.bin").code == Code.ERROR_NOT_EXIST
+    assert host.call(Fn.deleteFile, strParams="/models/notes.json").code == Code.SUCC
+    assert not (board.models / "notes.json").exists()
+    assert host.call(Fn.deleteFile, strParams="/models/notes.json").code == Code.ERROR_NOT_EXIST
 
 
 def test_chunks_out_of_order_are_refused_and_a_resent_chunk_is_fine(board: Board) -> None:
     host = board.host
 
     def part(offset: int, data: bytes, total: int = 10) -> vs.YtRpcResponse:
-        return host.call(Fn.uploadFile, filePart=vs.FilePart(path="/models/x.bin", totalLength=total, offset=offset,
+        return host.call(Fn.uploadFile, filePart=vs.FilePart(path="/models/x.json", totalLength=total, offset=offset,
                                                              data=data))
 
     assert part(0, b"abcd").code == Code.CONTINUE
     assert part(0, b"abcd").code == Code.CONTINUE  # the client retries a chunk whose answer it lost
     assert part(8, b"ij").code == Code.ERROR_PARAMETERS  # skips 4..8
     assert part(4, b"efghijk").code == Code.ERROR_PARAMETERS  # runs past the end
-    assert not (board.models / "x.bin").exists()  # nothing in place before the last chunk
+    assert not (board.models / "x.json").exists()  # nothing in place before the last chunk
     assert part(4, b"efgh").code == Code.CONTINUE
     assert part(8, b"ij").code == Code.SUCC
-    assert (board.models / "x.bin").read_bytes() == b"abcdefghij"
+    assert (board.models / "x.json").read_bytes() == b"abcdefghij"
     assert not list(board.models.glob(".*"))  # no partial file left behind
 
 
@@ -273,7 +273,7 @@ def test_uploads_stay_inside_models(board: Board, path: str, code: int) -> None:
 
 
 def test_a_too_large_upload_is_refused_up_front(board: Board) -> None:
-    part = vs.FilePart(path="/models/big.bin", totalLength=2**31 - 1, offset=0, data=b"x")
+    part = vs.FilePart(path="/models/big.tflite", totalLength=2**31 - 1, offset=0, data=b"x")
     assert board.host.call(Fn.uploadFile, filePart=part).code == Code.ERROR_FILE_EXCEED_LIMITS
 
 
@@ -359,3 +359,56 @@ def test_set_config_cannot_change_updates_keys(tmp_path: Path) -> None:
         assert board.daemon.config == before  # nothing changed, not even camera.fps
     finally:
         board.close()
+
+
+def test_an_upload_never_changes_a_bundle_folder_and_only_model_pairs_are_accepted(tmp_path: Path) -> None:
+    shutil.copytree(LANE, tmp_path / "models" / "lane")
+    shutil.copytree(LANE, tmp_path / "models" / "spare")  # not loaded, but a bundle all the same
+    board = Board(tmp_path, models={"lane": "lane/manifest.json"})
+    try:
+        host = board.host
+        manifest = (tmp_path / "models" / "lane" / "manifest.json").read_bytes()
+        for path in ("/models/lane/manifest.json", "/models/lane/lane_int8.tflite", "/models/notes.bin",
+                     "/models/.hidden.json", "/models/.lane.import/manifest.json"):
+            assert upload(host, path, b"{}").code == Code.ERROR_INVALID_PATH, path
+        assert (tmp_path / "models" / "lane" / "manifest.json").read_bytes() == manifest
+        for name in ("lane", "spare"):  # NAME.json + NAME.tflite would have replaced /models/NAME
+            assert upload(host, f"/models/{name}.json", lane_descriptor()).code == Code.ERROR_PERMISSION
+            assert upload(host, f"/models/{name}.tflite", b"x").code == Code.ERROR_PERMISSION
+        assert (tmp_path / "models" / "lane" / "manifest.json").read_bytes() == manifest
+        assert sorted(p.name for p in (tmp_path / "models").iterdir()) == ["lane", "spare"]
+    finally:
+        board.close()
+
+
+def test_a_pair_whose_bundle_appeared_meanwhile_is_not_imported_over_it(board: Board) -> None:
+    from seedcam_firmware.visionseed.custom_model import import_model_pair
+
+    (board.models / "mine.json").write_bytes(lane_descriptor())
+    shutil.copyfile(LANE / "lane_int8.tflite", board.models / "mine.tflite")
+    shutil.copytree(LANE, board.models / "mine")
+    before = (board.models / "mine" / "manifest.json").read_bytes()
+    with pytest.raises(Exception) as err:
+        import_model_pair(board.models, "mine", board.daemon.config)
+    assert getattr(err.value, "code", None) == Code.ERROR_PERMISSION
+    assert (board.models / "mine" / "manifest.json").read_bytes() == before
+
+
+def test_uploads_are_refused_while_signed_updates_are_required(tmp_path: Path) -> None:
+    board = Board(tmp_path, updates={"dir": str(tmp_path / "updates"), "public_keys": ["ab" * 32]})
+    try:
+        response = upload(board.host, "/models/mylane.json", lane_descriptor())
+        assert response.code == Code.ERROR_PERMISSION and "signed" in response.strData
+        assert not list(board.models.iterdir())
+    finally:
+        board.close()
+
+
+def test_a_symlinked_folder_cannot_take_an_upload_or_a_listing_out_of_models(board: Board, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (board.models / "link").symlink_to(outside, target_is_directory=True)
+    assert upload(board.host, "/models/link/evil.json", b"{}").code == Code.ERROR_INVALID_PATH
+    assert board.host.call(Fn.listFile, strParams="/models/link").code == Code.ERROR_INVALID_PATH
+    assert board.host.call(Fn.deleteFile, strParams="/models/link/x.json").code == Code.ERROR_INVALID_PATH
+    assert not list(outside.iterdir())

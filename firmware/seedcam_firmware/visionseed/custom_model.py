@@ -44,10 +44,10 @@ from seedcam.types import ModelInfo
 from seedcam_firmware.config import FirmwareConfig, config_set
 from seedcam_firmware.inference.manifest import PRECISIONS, TASKS, load_manifest, sha256_file
 from seedcam_firmware.inference.runtime import load_interpreter
+from seedcam_firmware.storage.atomic import fsync_dir
 from seedcam_firmware.tasks.base import Task, model_info
 from seedcam_firmware.tasks.registry import TASK_FACTORIES
 from seedcam_firmware.visionseed.errors import VisionSeedRequestError
-from seedcam_firmware.visionseed.files import fsync_dir
 
 __all__ = ["DESCRIPTOR_SUFFIX", "MODEL_SUFFIX", "bundle_manifest", "import_model_pair", "recover_models_dir"]
 
@@ -171,12 +171,17 @@ def import_model_pair(models_dir: Path, name: str, config: FirmwareConfig) -> Mo
 
     Raises:
         VisionSeedRequestError: ERROR_PARAMETERS naming what is wrong with the pair
-            (the uploaded files are left in place); ERROR_OTHER when the disk refuses.
+            (the uploaded files are left in place); ERROR_PERMISSION when the bundle
+            ``NAME/`` exists (an import never replaces a bundle: it may be loaded or
+            shipped); ERROR_OTHER when the disk refuses.
     """
     model_file = models_dir / f"{name}{MODEL_SUFFIX}"
     descriptor_file = models_dir / f"{name}{DESCRIPTOR_SUFFIX}"
     if not (model_file.is_file() and descriptor_file.is_file()):
         return None
+    bundle = models_dir / name
+    if name.startswith(".") or bundle.exists() or bundle.is_symlink():
+        raise VisionSeedRequestError(_Code.ERROR_PERMISSION, f"/models/{name} exists; an upload never replaces it")
     descriptor = _read_descriptor(descriptor_file)
     precision = _precision(descriptor, model_file, name)
     staging = models_dir / f".{name}.import"
@@ -194,7 +199,7 @@ def import_model_pair(models_dir: Path, name: str, config: FirmwareConfig) -> Mo
             task.close()
         for path in staging.iterdir():
             _fsync_file(path)
-        _swap_into_place(staging, models_dir / name)
+        _move_into_place(staging, bundle)
     except SensorError as exc:
         shutil.rmtree(staging, ignore_errors=True)
         if isinstance(exc, VisionSeedRequestError):
@@ -223,15 +228,14 @@ def _fsync_file(path: Path) -> None:
         os.fsync(handle.fileno())
 
 
-def _swap_into_place(staging: Path, bundle: Path) -> None:
-    """Replace ``bundle`` with ``staging``: a reader sees the old bundle or the new one, never a mix."""
-    old = bundle.with_name(f".{bundle.name}.old")
-    shutil.rmtree(old, ignore_errors=True)
-    if bundle.exists():
-        os.replace(bundle, old)
-    os.replace(staging, bundle)
+def _move_into_place(staging: Path, bundle: Path) -> None:
+    """Rename the finished ``staging`` folder to ``bundle``, which must not exist (never replaced)."""
+    if bundle.exists() or bundle.is_symlink():
+        raise VisionSeedRequestError(
+            _Code.ERROR_PERMISSION, f"/models/{bundle.name} exists; an upload never replaces it"
+        )
+    os.rename(staging, bundle)
     fsync_dir(bundle.parent)
-    shutil.rmtree(old, ignore_errors=True)
 
 
 def recover_models_dir(models_dir: Path) -> list[str]:

@@ -1,8 +1,14 @@
 """The files a VisionSeed client sees: ``listFile``, ``uploadFile`` (chunked) and ``deleteFile``.
 
 The device shows one folder, ``/models``, which is the firmware's models folder
-(``models.dir``); ``/`` lists it. Paths outside it, ``..`` components and
-symlinks leading out of it are refused with ``ERROR_INVALID_PATH``.
+(``models.dir``); ``/`` lists it. Paths outside it, ``..`` components, hidden
+names (``.x``: the firmware's own temp files) and symlinks leading out of it are
+refused with ``ERROR_INVALID_PATH``.
+
+Only the two halves of a custom model can be uploaded: ``/models/NAME.tflite``
+and ``/models/NAME.json`` (``ERROR_INVALID_PATH`` for other names), and never
+while a bundle folder ``/models/NAME`` exists (``ERROR_PERMISSION``): an upload
+cannot change a bundle, and so never a loaded model, in place.
 
 An upload arrives as ``FilePart{path, totalLength, offset, data}`` chunks, in
 order, one RPC each. Chunks go to a hidden ``.<name>.part`` file beside the
@@ -24,14 +30,16 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from seedcam._proto import visionseed_pb2 as vs
+from seedcam_firmware.storage.atomic import fsync_dir
 from seedcam_firmware.visionseed.errors import VisionSeedRequestError
 
-__all__ = ["MAX_LISTED", "MODELS_FOLDER", "DeviceFiles", "UploadProgress", "fsync_dir"]
+__all__ = ["MAX_LISTED", "MODELS_FOLDER", "UPLOAD_SUFFIXES", "DeviceFiles", "UploadProgress", "fsync_dir"]
 
 log = logging.getLogger(__name__)
 
 MODELS_FOLDER = "models"  #: the one top-level folder: the models folder
 MAX_LISTED = 100  #: listFile returns at most this many entries (``total`` counts them all)
+UPLOAD_SUFFIXES = (".tflite", ".json")  #: uploadFile takes /models/NAME.tflite and /models/NAME.json only
 _INT32_MAX = 2**31 - 1
 _Code = vs.YtRpcResponse
 
@@ -98,9 +106,14 @@ class DeviceFiles:
         parts = [p for p in PurePosixPath(path.strip() or "/").parts if p not in ("/", ".")]
         if not parts or parts[0] != MODELS_FOLDER or ".." in parts:
             raise VisionSeedRequestError(_Code.ERROR_INVALID_PATH, f"{path!r} is not under /{MODELS_FOLDER}")
+        if any(p.startswith(".") for p in parts):
+            raise VisionSeedRequestError(_Code.ERROR_INVALID_PATH, f"{path!r}: hidden names are the firmware's own")
         real = self.models_dir.joinpath(*parts[1:])
         root = self.models_dir.resolve()
-        if real.exists() and not real.resolve().is_relative_to(root):
+        # the folder it is in must be inside, whether or not the target exists (a symlinked folder
+        # would take a new file out); and a target that is itself a link must lead inside too
+        inside = real == self.models_dir or real.parent.resolve().is_relative_to(root)
+        if not inside or ((real.exists() or real.is_symlink()) and not real.resolve().is_relative_to(root)):
             raise VisionSeedRequestError(_Code.ERROR_INVALID_PATH, f"{path!r} leads out of /{MODELS_FOLDER}")
         return real
 
@@ -143,6 +156,16 @@ class DeviceFiles:
             raise VisionSeedRequestError(_Code.ERROR_INVALID_PATH, f"{part.path!r} is a folder")
         if not target.parent.is_dir():
             raise VisionSeedRequestError(_Code.ERROR_INVALID_PATH, f"no folder for {part.path!r}")
+        if target.parent != self.models_dir or target.suffix not in UPLOAD_SUFFIXES or not target.stem:
+            raise VisionSeedRequestError(
+                _Code.ERROR_INVALID_PATH,
+                f"{part.path!r}: only /{MODELS_FOLDER}/NAME.tflite and /{MODELS_FOLDER}/NAME.json can be uploaded",
+            )
+        bundle = target.with_suffix("")
+        if bundle.exists() or bundle.is_symlink() or self._is_protected(bundle):
+            raise VisionSeedRequestError(
+                _Code.ERROR_PERMISSION, f"/{MODELS_FOLDER}/{bundle.name} exists; delete it before uploading a new one"
+            )
         total, offset, data = part.totalLength, part.offset, part.data
         if total > self.max_file_size:
             raise VisionSeedRequestError(
@@ -201,11 +224,8 @@ class DeviceFiles:
             raise VisionSeedRequestError(_Code.ERROR_PERMISSION, f"/{MODELS_FOLDER} itself cannot be deleted")
         if not real.exists() and not real.is_symlink():
             raise VisionSeedRequestError(_Code.ERROR_NOT_EXIST, f"no file {path!r}")
-        resolved = real.resolve()
-        for folder in self._protected():
-            folder = Path(folder).resolve()
-            if folder == resolved or folder.is_relative_to(resolved) or resolved.parent == folder:
-                raise VisionSeedRequestError(_Code.ERROR_PERMISSION, f"{path!r} holds a loaded model")
+        if self._is_protected(real):
+            raise VisionSeedRequestError(_Code.ERROR_PERMISSION, f"{path!r} holds a loaded model")
         if real.is_dir() and not real.is_symlink():
             shutil.rmtree(real)
         else:
@@ -213,11 +233,11 @@ class DeviceFiles:
         fsync_dir(real.parent)
         return real
 
-
-def fsync_dir(folder: Path) -> None:
-    """Make a rename or unlink in ``folder`` durable."""
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    def _is_protected(self, path: Path) -> bool:
+        """True when ``path`` is, holds or lies in the bundle of a loaded model."""
+        resolved = path.resolve()
+        for folder in self._protected():
+            folder = Path(folder).resolve()
+            if folder == resolved or folder.is_relative_to(resolved) or resolved.parent == folder:
+                return True
+        return False

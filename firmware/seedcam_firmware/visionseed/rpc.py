@@ -9,7 +9,8 @@ getLastError (4)       ``strData``: the last refused request and the link counte
 setCameraRotation(13)  ``camera.rotation`` (0/90/180/270, or 1-3 quarter turns); after a reboot
 listFile (20)          ``fileListResult`` of ``/`` or ``/models/...`` (at most 100 entries)
 uploadFile (21)        chunked, CONTINUE until the last chunk; a ``.tflite`` + ``.json`` pair in
-                       ``/models`` becomes a checked model bundle
+                       ``/models`` becomes a checked model bundle (a new one only; refused
+                       with ERROR_PERMISSION while ``updates.public_keys`` are set)
 deleteFile (22)        a file, or a bundle no loaded model uses
 getConfig (24)         ``filePart.data``: the domain's TOML text
 setConfig (25)         ``filePart{path=domain, data=TOML}``
@@ -207,6 +208,10 @@ class VisionSeedRpc:
     def _upload_file(self, rpc: vs.YtRpc) -> RpcOutcome:
         if rpc.WhichOneof("params") != "filePart":
             raise VisionSeedRequestError(_Code.ERROR_PARAMETERS, "uploadFile takes a filePart")
+        if self._services.config.updates.public_keys:  # a model must then come as a signed bundle
+            raise VisionSeedRequestError(
+                _Code.ERROR_PERMISSION, "uploads are off while updates.public_keys are set: push a signed bundle"
+            )
         progress = self.files.write_part(rpc.filePart)
         if not progress.done:
             return vs.YtRpcResponse(code=_Code.CONTINUE, intData=progress.received), None
