@@ -70,6 +70,9 @@ def _parser() -> argparse.ArgumentParser:
     supervise.add_argument("run_args", nargs=argparse.REMAINDER, help="-- then the options for run")
     check = commands.add_parser("check-config", help="validate a config file and print it resolved")
     check.add_argument("config", type=Path)
+    from seedcam_firmware.usb.cli import add_usb_gadget_command
+
+    add_usb_gadget_command(commands)
     return parser
 
 
@@ -150,6 +153,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "supervise":
             return _supervise(args)
+        if args.command == "usb-gadget":
+            return int(args.usb_func(args))
         return _run(args) if args.command == "run" else _check(args)
     except LinkBroken as exc:
         print(f"seedcam-firmware: link error: {exc}", file=sys.stderr)

@@ -43,7 +43,7 @@ __all__ = [
 KNOWN_TASKS: tuple[str, ...] = ("lane", "detect", "ocr", "classify")
 
 #: URL schemes accepted by ``link.url`` besides the bare word ``pty`` and a device path.
-LINK_URL_SCHEMES: tuple[str, ...] = ("pty", "tcp-listen", "pair")
+LINK_URL_SCHEMES: tuple[str, ...] = ("pty", "tcp-listen", "pair", "ffs")
 
 _META = "seedcam_setting"
 _SERIAL_RE = re.compile(r"[A-Za-z0-9._-]{1,64}")
@@ -362,9 +362,9 @@ def check_link_url(url: str) -> str | None:
     if not sep:
         return None if url.strip() else "must not be empty"
     if scheme not in LINK_URL_SCHEMES:
-        return "has an unknown scheme (use pty, pty:///path, tcp-listen://host:port or a device path)"
-    if scheme == "pty":
-        return None if rest.startswith("/") else "must be pty:///absolute/path"
+        return "has an unknown scheme (use pty, pty:///path, tcp-listen://host:port, ffs:///path or a device path)"
+    if scheme in ("pty", "ffs"):  # ffs: the USB gadget's FunctionFS mount (seedcam_firmware.usb)
+        return None if rest.startswith("/") else f"must be {scheme}:///absolute/path"
     if scheme == "pair":
         return None if rest else "must be pair://NAME"
     host, colon, port = rest.rpartition(":")

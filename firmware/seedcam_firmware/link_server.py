@@ -16,7 +16,9 @@ from seedcam._proto import seedcam_pb2 as pb
 from seedcam.errors import LinkBroken, ProtocolError, SensorError
 from seedcam.protocol import codec
 from seedcam.protocol.framing import DELIMITER, Channel, Decoder, Encoder, Flag, Frame, LinkCounters, link_counters
-from seedcam.transport import Transport, open_transport
+from seedcam.transport import Transport, open_transport, register_backend
+
+register_backend("ffs", "seedcam_firmware.usb.ffs:FfsTransport")  # the USB gadget's vendor bulk interface
 
 __all__ = ["LinkServer", "RequestHandler"]
 

@@ -72,12 +72,14 @@ __all__ = [
 ]
 
 
-def open(url: str | None = None, **options: Any) -> Sensor:  # noqa: A001 - mirrors builtins.open / serial_for_url
+def open(url: str | None = None, *, serial: str | None = None, **options: Any) -> Sensor:  # noqa: A001
     """Connect to a sensor and return a :class:`Sensor` (a context manager).
 
     Args:
         url: a port or URL (``/dev/ttyACM0``, ``socket://host:port`` ...). When omitted:
             ``$SEEDCAM_PORT``, else the only seedcam sensor plugged in.
+        serial: without ``url``, open the sensor with this USB serial number
+            (its ``usb://`` URL finds it again after a re-plug).
         **options: passed to :class:`Sensor` (``timeout``, ``reconnect``, ``queue_size`` ...).
 
     Raises:
@@ -87,4 +89,4 @@ def open(url: str | None = None, **options: Any) -> Sensor:  # noqa: A001 - mirr
     """
     from seedcam.discovery import resolve_url
 
-    return Sensor(resolve_url(url), **options)
+    return Sensor(resolve_url(url, serial=serial), **options)

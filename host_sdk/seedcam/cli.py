@@ -68,7 +68,7 @@ def format_result(result: Result) -> str:
 
 
 def _open(args: argparse.Namespace) -> seedcam.Sensor:
-    return seedcam.open(args.port, timeout=args.timeout)
+    return seedcam.open(args.port, serial=args.serial, timeout=args.timeout)
 
 
 def cmd_ports(args: argparse.Namespace, out: TextIO) -> int:
@@ -173,9 +173,10 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {seedcam.__version__}")
     parser.add_argument("-p", "--port", help=f"port or URL (default: ${PORT_ENV}, else the only sensor found)")
     parser.add_argument("--timeout", type=float, default=5.0, help="seconds to wait for the device (default 5)")
+    parser.add_argument("--serial", help="the sensor with this USB serial number (see 'seedcam ports')")
     commands = parser.add_subparsers(dest="command", required=True)
 
-    ports = commands.add_parser("ports", help="list sensors (serial ports with VID/PID/serial number)")
+    ports = commands.add_parser("ports", help="list sensors (serial ports and raw USB, with VID/PID/serial and URL)")
     ports.add_argument("--all", action="store_true", help="list every serial port, not only seedcam sensors")
     ports.add_argument("--json", action="store_true")
     ports.set_defaults(func=cmd_ports)

@@ -99,7 +99,7 @@ def _models_action(args: argparse.Namespace, out: TextIO) -> int:
         if args.target is None:
             raise ValueError("models push needs a BUNDLE file")
         read_bundle(args.target)  # a truncated or damaged file is refused before the port is opened
-    with seedcam.open(args.port, timeout=args.timeout) as sensor:
+    with seedcam.open(args.port, serial=args.serial, timeout=args.timeout) as sensor:
         if args.action == "list":
             _print_slots(updates.list_slots(sensor), out, args.json)
             return 0
@@ -132,7 +132,7 @@ def _models_action(args: argparse.Namespace, out: TextIO) -> int:
 def cmd_flash(args: argparse.Namespace, out: TextIO) -> int:
     """``seedcam flash BUNDLE``: install a firmware bundle; it must confirm its health or is reverted."""
     read_bundle(args.bundle)
-    with seedcam.open(args.port, timeout=args.timeout) as sensor:
+    with seedcam.open(args.port, serial=args.serial, timeout=args.timeout) as sensor:
         before = sensor.device_info.firmware_version if sensor.device_info else "?"
         with _progress_bar(not args.quiet, Path(args.bundle).name) as progress:
             result = updates.flash(sensor, args.bundle, progress=progress, confirm_timeout=args.confirm_timeout)

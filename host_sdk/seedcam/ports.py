@@ -83,5 +83,12 @@ def is_seedcam(port: PortInfo | Any) -> bool:
 
 
 def seedcam_ports() -> list[PortInfo]:
-    """The ports of :func:`list_ports` that are seedcam sensors."""
-    return [p for p in list_ports() if is_seedcam(p)]
+    """The seedcam sensors: serial ports (CDC-ACM) by VID/PID, then raw USB bulk interfaces.
+
+    A raw USB entry's ``device`` is its ``usb://VID:PID/SERIAL`` URL; it is
+    listed only when pyusb and libusb are installed (``seedcam[usb]``). One
+    sensor with both functions appears twice, with the same serial number.
+    """
+    from seedcam.transport.usb import list_usb_sensors
+
+    return [p for p in list_ports() if is_seedcam(p)] + list_usb_sensors()

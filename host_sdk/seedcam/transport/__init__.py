@@ -13,6 +13,8 @@ URL                         transport                                    options
                             open of NAME gets the other end
 ``pty://[/link/path]``      pty master for the emulated board, with an   -
                             optional stable symlink to the slave
+``usb://VID:PID/SERIAL``    the sensor's raw USB bulk interface (pyusb, -
+                            ``seedcam[usb]``), found again by serial
 =========================== ============================================ =====================
 
 Any URL may end in ``?throttle=BAUD`` to limit both directions to a UART's
@@ -21,7 +23,7 @@ line rate (8N1), e.g. ``pty:///tmp/seedcam0?throttle=115200``; see
 
 Backends are imported lazily from a scheme → ``"module:Class"`` table, so the
 SDK imports on a board with only pyserial, and other packages can add schemes
-with :func:`register_backend` (e.g. ``usb``, ``replay``).
+with :func:`register_backend` (the firmware adds ``ffs``).
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ _BACKENDS: dict[str, str] = {
     "loop": "seedcam.transport.memory:LoopTransport",
     "pair": "seedcam.transport.memory:PairTransport",
     "pty": "seedcam.transport.pty_device:PtyDeviceTransport",
+    "usb": "seedcam.transport.usb:UsbTransport",
 }
 _BACKENDS_LOCK = threading.Lock()
 
