@@ -8,6 +8,7 @@ the bundle's version.
 
 from __future__ import annotations
 
+import math
 import os
 import subprocess
 import sys
@@ -71,17 +72,29 @@ def selftest_model(slot_dir: Path, header: BundleHeader, *, num_threads: int = 1
     except (OSError, ValueError, KeyError) as exc:
         raise UpdateRefused("model", f"self-test: golden files unusable: {exc}") from exc
     atol = float(header.fields.get("selftest", {}).get("atol", 0.02))
+    if not math.isfinite(atol) or atol < 0:
+        raise UpdateRefused("model", f"self-test: the bundle's selftest.atol {atol!r} is not a finite tolerance")
+    extra = sorted(set(expected) - set(outputs))
+    if extra:  # a golden the model cannot reproduce proves nothing: refuse rather than ignore it
+        raise UpdateRefused("selftest_mismatch", f"self-test: golden outputs {extra} are not outputs of the model")
     worst = 0.0
     for name, got in outputs.items():
         if not np.all(np.isfinite(got)):
             raise UpdateRefused("selftest_nan", f"self-test: output {name!r} has NaN or infinite values")
         if name not in expected:
             raise UpdateRefused("selftest_mismatch", f"self-test: the golden output lacks {name!r}")
+        if not np.all(np.isfinite(expected[name])):  # max(worst, nan) would pass anything
+            raise UpdateRefused("selftest_nan", f"self-test: golden output {name!r} has NaN or infinite values")
         if expected[name].shape != got.shape:
             raise UpdateRefused(
                 "selftest_mismatch", f"self-test: output {name!r} is {got.shape}, golden is {expected[name].shape}"
             )
-        worst = max(worst, float(np.max(np.abs(got - expected[name]))) if got.size else 0.0)
+        error = float(np.max(np.abs(got - expected[name]))) if got.size else 0.0
+        if not error <= atol:  # also catches a NaN difference
+            raise UpdateRefused(
+                "selftest_mismatch", f"self-test: output {name!r} differs from golden by {error:.4g} > {atol}"
+            )
+        worst = max(worst, error)
     if worst > atol:
         raise UpdateRefused("selftest_mismatch", f"self-test: outputs differ from golden by {worst:.4g} > {atol}")
     return manifest, worst
