@@ -8,7 +8,7 @@ import pytest
 
 from seedcam.bundle import build_bundle
 from seedcam.errors import BundleError
-from seedcam_firmware.storage import SlotStore, TransferJournal
+from seedcam_firmware.storage import GroupState, SlotStore, TransferJournal
 
 PAYLOAD = bytes(range(256)) * 200  # 51 200 bytes: 3 full 16 KiB blocks and a short one
 
@@ -55,7 +55,7 @@ def _install(store: SlotStore, version: str, counter: int) -> str:
 
 def test_slots_alternate_keep_the_previous_one_and_roll_back(tmp_path: Path) -> None:
     store = SlotStore(tmp_path)
-    assert _install(store, "1.0.0", 1) == "a"
+    assert _install(store, "1.0.0", 3) == "a"
     assert _install(store, "2.0.0", 3) == "b"
     state = store.state("lane")
     assert (state.active, state.previous, state.counter) == ("b", "a", 3)
@@ -83,3 +83,24 @@ def test_a_crash_before_the_pointer_rename_leaves_the_old_slot_active(tmp_path: 
     after = SlotStore(tmp_path)
     assert after.state("lane").active == "a" and after.verify("lane", "a").version == "1.0.0"
     assert not [p for p in (tmp_path / "lane").iterdir() if p.name.startswith(".tmp-")]
+
+
+def test_rollback_and_activate_refuse_a_slot_below_the_security_counter(tmp_path: Path) -> None:
+    store = SlotStore(tmp_path)
+    _install(store, "1.0.0", 1)
+    _install(store, "2.0.0", 3)  # a security fix: counter 3
+    for attempt in (lambda: store.rollback("lane"), lambda: store.activate("lane", "a")):
+        with pytest.raises(BundleError, match="counter"):
+            attempt()
+    state = store.state("lane")
+    assert (state.active, state.previous, state.counter) == ("b", "a", 3)
+
+
+def test_a_slot_on_trial_is_never_overwritten_or_deleted(tmp_path: Path) -> None:
+    store = SlotStore(tmp_path)
+    store.write_state("firmware", GroupState(active="a", trial="b", trial_started=True))
+    for attempt in (lambda: store.inactive_slot("firmware"), lambda: store.prepare("firmware", "b"),
+                    lambda: store.delete("firmware", "b")):
+        with pytest.raises(ValueError, match="trial"):
+            attempt()
+    assert store.state("firmware").trial == "b"

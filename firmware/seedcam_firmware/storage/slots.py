@@ -107,9 +107,16 @@ class SlotStore:
         )
 
     def inactive_slot(self, group: str) -> str:
-        """The slot a new bundle goes into: the one that is not active (``a`` when none is)."""
-        active = self.state(group).active
-        return "b" if active == "a" else "a"
+        """The slot a new bundle goes into: the one that is not active (``a`` when none is).
+
+        Raises:
+            ValueError: that slot is on trial (a firmware booted but not yet confirmed).
+        """
+        state = self.state(group)
+        slot = "b" if state.active == "a" else "a"
+        if state.trial == slot:
+            raise ValueError(f"slot {group}/{slot} is on trial; no slot is free until it confirms or reverts")
+        return slot
 
     # ------------------------------------------------------------------ slots
 
@@ -129,11 +136,11 @@ class SlotStore:
 
         The pointer first stops naming ``slot`` as the rollback target (durably).
         Raises:
-            ValueError: ``slot`` is the active slot.
+            ValueError: ``slot`` is the active slot or on trial.
         """
         state = self.state(group)
-        if state.active == slot:
-            raise ValueError(f"slot {group}/{slot} is active; install into the other slot")
+        if state.active == slot or state.trial == slot:
+            raise ValueError(f"slot {group}/{slot} is active or on trial; install into the other slot")
         if state.previous == slot:
             self.write_state(group, replace(state, previous=None))
         target = self.slot_dir(group, slot)
@@ -176,12 +183,13 @@ class SlotStore:
         """Flip the pointer to ``slot``; the slot active before becomes the rollback target.
 
         Raises:
-            BundleError: the slot is empty.
+            BundleError: the slot is empty, or its security counter is below the group's.
         """
         header = self.header(group, slot)
         if header is None:
             raise BundleError(f"slot {group}/{slot} is empty")
         state = self.state(group)
+        _check_counter(group, slot, header, state)
         previous = state.active if state.active != slot else state.previous
         new = replace(state, active=slot, previous=previous, counter=max(state.counter, header.security_counter))
         self.write_state(group, new, flip=True)
@@ -191,11 +199,13 @@ class SlotStore:
         """Make the rollback target active again (and the current slot the new target).
 
         Raises:
-            BundleError: there is no rollback target.
+            BundleError: there is no rollback target, or its security counter is below the group's.
         """
         state = self.state(group)
-        if state.previous is None or self.header(group, state.previous) is None:
+        header = None if state.previous is None else self.header(group, state.previous)
+        if state.previous is None or header is None:
             raise BundleError(f"{group} has no previous slot to roll back to")
+        _check_counter(group, state.previous, header, state)
         new = replace(state, active=state.previous, previous=state.active)
         self.write_state(group, new, flip=True)
         return new
@@ -204,11 +214,11 @@ class SlotStore:
         """Empty a slot that is not active.
 
         Raises:
-            ValueError: the slot is active.
+            ValueError: the slot is active or on trial.
         """
         state = self.state(group)
-        if state.active == slot:
-            raise ValueError(f"slot {group}/{slot} is active; activate or roll back to the other slot first")
+        if state.active == slot or state.trial == slot:
+            raise ValueError(f"slot {group}/{slot} is active or on trial; activate or roll back to the other first")
         if state.previous == slot:
             self.write_state(group, replace(state, previous=None))
         folder = self.slot_dir(group, slot)
@@ -216,3 +226,12 @@ class SlotStore:
             staged = folder.parent / f"{TEMP_PREFIX}del-{slot}"
             folder.rename(staged)
             shutil.rmtree(staged, ignore_errors=True)
+
+
+def _check_counter(group: str, slot: str, header: BundleHeader, state: GroupState) -> None:
+    """Refuse to make a slot active whose security counter is below the group's floor."""
+    if header.security_counter < state.counter:
+        raise BundleError(
+            f"counter: slot {group}/{slot} has security counter {header.security_counter}, "
+            f"below the device's {state.counter} for {group}"
+        )
