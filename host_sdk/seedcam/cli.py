@@ -208,6 +208,9 @@ def _parser() -> argparse.ArgumentParser:
     snapshot.add_argument("-o", "--output", type=Path, required=True)
     snapshot.add_argument("-q", "--quality", type=int, default=0, help="JPEG quality 1..100 (default: device's)")
     snapshot.set_defaults(func=cmd_snapshot)
+    from seedcam.agv.cli import add_agv_commands  # agv-sim, agv-bench: the closed-loop simulator
+
+    add_agv_commands(commands)
     return parser
 
 

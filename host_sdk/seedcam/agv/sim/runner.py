@@ -1,0 +1,357 @@
+"""The closed-loop simulation: a simulated car, the real firmware with a ``sim`` camera, an impaired
+pty link, the real SDK and the AGV controller, all running in real time.
+
+::
+
+    car pose ──scene datagram──▶ firmware (sim camera → lane/detect models → framing) ──pty──▶
+    impaired link (latency, drops, corruption) ──pty──▶ seedcam.Sensor ──▶ AgvController ──▶
+    SimulatedMotor ──▶ bicycle model ──▶ car pose
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import json
+import logging
+import math
+import re
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import seedcam
+from seedcam.agv.clock import SensorClock
+from seedcam.agv.config import AgvConfig, DriveCommand
+from seedcam.agv.controller import AgvController
+from seedcam.agv.loop import ControlLoop
+from seedcam.agv.sim.link import ImpairedLink, LinkImpairment
+from seedcam.agv.sim.metrics import MOVING_MPS, STOPPED_MPS, RunMetrics, Sample, StopEvent, percentile
+from seedcam.agv.sim.scene import scene_message, wrap_angle
+from seedcam.agv.sim.track import Track, default_track
+from seedcam.agv.sim.vehicle import BicycleModel, SimulatedMotor, VehicleParams
+from seedcam.errors import SensorError, SensorTimeout
+
+__all__ = ["SimOptions", "SimRun", "run_simulation", "detector_available"]
+
+log = logging.getLogger(__name__)
+
+_READY = re.compile(r"link at (\S+)")
+_ABORT_ERROR_M = 0.4  #: the car is off the track: end the run
+_SAMPLE_EVERY = 4  #: log every 4th physics tick
+
+
+def detector_available() -> bool:
+    """Whether the firmware has a detector bundle to load (models/detect)."""
+    from seedcam_firmware.config import DEFAULT_MODELS_DIR
+
+    return (Path(DEFAULT_MODELS_DIR) / "detect" / "manifest.json").is_file()
+
+
+@dataclass(frozen=True)
+class SimOptions:
+    """One simulated run.
+
+    Attributes:
+        laps: laps to drive.
+        seed: seed of the track's look, lane width, sensor noise and link impairments.
+        latency_s, drop_rate, corrupt_rate: the link's impairments (see :class:`LinkImpairment`).
+        image_noise: the camera's noise sigma (0..1 scale); None keeps the seed's.
+        fps: camera frame rate.
+        detect: run the detector (None: when its bundle exists).
+        max_lap_s: give up when a lap takes longer.
+        cut_link_after_s: cut the link this long after the car starts (watchdog tests); the run then
+            ends ``run_after_cut_s`` later.
+        run_after_cut_s: see above.
+        agv: controller settings.
+        vehicle: the simulated car.
+        control_hz, physics_hz: loop rates.
+        workdir: where the sockets and the firmware log go (default: a temporary folder).
+    """
+
+    laps: int = 1
+    seed: int = 0
+    latency_s: float = 0.06
+    drop_rate: float = 0.05
+    corrupt_rate: float = 0.0
+    image_noise: float | None = None
+    fps: float = 30.0
+    detect: bool | None = None
+    max_lap_s: float = 90.0
+    cut_link_after_s: float | None = None
+    run_after_cut_s: float = 1.0
+    agv: AgvConfig = field(default_factory=AgvConfig)
+    vehicle: VehicleParams = field(default_factory=VehicleParams)
+    control_hz: float = 50.0
+    physics_hz: float = 200.0
+    workdir: str | None = None
+
+
+@dataclass
+class SimRun:
+    """What a run produced."""
+
+    options: SimOptions
+    track: Track
+    samples: list[Sample]
+    metrics: RunMetrics
+    commands: list[tuple[float, DriveCommand]]  #: (seconds since the start, command)
+    cut_at_s: float | None = None  #: when the link was cut (seconds since the start)
+    firmware_log: str = ""
+
+
+class _Firmware:
+    """``seedcam-firmware run`` with the sim camera, as a child process."""
+
+    def __init__(self, workdir: Path, scene_socket: str, options: SimOptions, tasks: str) -> None:
+        self.link = str(workdir / "sensor")
+        self.log_path = workdir / "firmware.log"
+        self._log = self.log_path.open("a")
+        args = [
+            sys.executable, "-m", "seedcam_firmware.cli", "run", "--pty-link", self.link,
+            "--camera", "sim", "--camera-path", scene_socket, "--fps", str(options.fps),
+            "--seed", str(options.seed), "--tasks", tasks,
+        ]  # fmt: skip
+        self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=self._log, text=True, cwd=workdir)
+        self._ready = threading.Event()
+        threading.Thread(target=self._watch, daemon=True).start()
+
+    def _watch(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            if _READY.search(line):
+                self._ready.set()
+
+    def wait_ready(self, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while not self._ready.wait(0.1):
+            if self.proc.poll() is not None:
+                raise SensorError(f"firmware exited with {self.proc.returncode}: {self.log_path.read_text()[-2000:]}")
+            if time.monotonic() > deadline:
+                raise SensorTimeout(f"firmware not ready within {timeout} s")
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
+        self._log.close()
+
+
+class _World:
+    """The physics thread: moves the car, publishes what the camera sees, logs samples."""
+
+    def __init__(self, track: Track, options: SimOptions, scene_socket: str) -> None:
+        self.track = track
+        self.options = options
+        L = options.vehicle.wheelbase_m
+        x, y, yaw = track.pose(0.0)
+        self.model = BicycleModel(options.vehicle, x - L * math.cos(yaw), y - L * math.sin(yaw), yaw)
+        self.samples: list[Sample] = []
+        self.reason = "start"
+        self.t0: float | None = None  #: set when the controller starts: samples are logged from then on
+        self.done = threading.Event()
+        self.outcome = ""
+        self.s_total = 0.0
+        self._s = 0.0
+        self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self._sock.setblocking(False)
+        self._target = scene_socket
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="sim-physics", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=2.0)
+        self._sock.close()
+
+    def _publish(self, fx: float, fy: float, yaw: float) -> None:
+        message = scene_message(self.track, fx, fy, yaw, self._s, noise_sigma=self.options.image_noise)
+        with contextlib.suppress(OSError):  # the camera is not there yet, or busy: it takes the next one
+            self._sock.sendto(json.dumps(message).encode(), self._target)
+
+    def _run(self) -> None:
+        period = 1.0 / self.options.physics_hz
+        L = self.options.vehicle.wheelbase_m
+        length = self.track.length
+        last = time.monotonic()
+        tick = 0
+        while not self._stop.wait(max(0.0, last + period - time.monotonic())):
+            now = time.monotonic()
+            state = self.model.step(now - last)
+            last = now
+            fx, fy = state.front(L)
+            s, lateral = self.track.project(fx, fy, self._s)
+            self.s_total += wrap_angle((s - self._s) / length * 2 * math.pi) / (2 * math.pi) * length
+            self._s = s
+            self._publish(fx, fy, state.yaw)
+            tick += 1
+            if self.t0 is None or tick % _SAMPLE_EVERY:
+                continue
+            _, rear_lateral = self.track.project(state.x, state.y, s - L)
+            t = now - self.t0
+            self.samples.append(Sample(t, fx, fy, self.s_total, lateral, rear_lateral, state.speed_mps, self.reason))
+            laps_done = self.s_total / length
+            if laps_done >= self.options.laps:
+                self._finish("laps done")
+            elif abs(lateral) > _ABORT_ERROR_M:
+                self._finish(f"the car left the track at {self.s_total:.2f} m")
+            elif t > self.options.max_lap_s * (math.floor(laps_done) + 1):
+                self._finish(f"lap {math.floor(laps_done) + 1} took longer than {self.options.max_lap_s} s")
+
+    def _finish(self, outcome: str) -> None:
+        if not self.done.is_set():
+            self.outcome = outcome
+            self.done.set()
+
+
+def run_simulation(options: SimOptions) -> SimRun:
+    """Drive ``options.laps`` laps of the default track through the real firmware and link.
+
+    Raises:
+        SensorError: the firmware did not start, or the link failed for good.
+    """
+    width = 0.42 + 0.06 * ((options.seed * 7919) % 101) / 100.0
+    track = default_track(lane_width_m=round(width, 3))
+    detect = detector_available() if options.detect is None else options.detect
+    tasks = "lane,detect" if detect else "lane"
+    with contextlib.ExitStack() as stack:
+        if options.workdir is None:
+            workdir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="seedcam-sim-")))
+        else:
+            workdir = Path(options.workdir)
+            workdir.mkdir(parents=True, exist_ok=True)
+        scene_socket = str(workdir / "scene.sock")
+        world = _World(track, options, scene_socket)
+        world.start()
+        stack.callback(world.stop)
+        firmware = _Firmware(workdir, scene_socket, options, tasks)
+        stack.callback(firmware.stop)
+        firmware.wait_ready(90.0)
+        host_path = str(workdir / "host")
+        impairment = LinkImpairment(options.latency_s, options.drop_rate, options.corrupt_rate, options.seed)
+        link = ImpairedLink(firmware.link, host_path, impairment)
+        stack.callback(link.close)
+        sensor = stack.enter_context(seedcam.open(host_path, timeout=10.0))
+        clock = SensorClock.calibrate(sensor, pings=5, timeout=2.0)
+        controller = AgvController(options.agv, clock)
+        motor = SimulatedMotor(world.model)
+        stack.callback(motor.close)
+
+        def on_command(now: float, command: DriveCommand) -> None:
+            world.reason = command.reason
+
+        loop = ControlLoop(sensor, motor, controller, rate_hz=options.control_hz, on_command=on_command)
+        start = time.monotonic()
+        world.t0 = start
+        cut_at: float | None = None
+
+        def supervise() -> None:
+            nonlocal cut_at
+            if options.cut_link_after_s is not None:
+                if not world.done.wait(options.cut_link_after_s):
+                    cut_at = link.cut() - start
+                    world.done.wait(options.run_after_cut_s)
+                    world._finish("link cut")
+            world.done.wait()
+            loop.request_stop()
+
+        watcher = threading.Thread(target=supervise, name="sim-supervisor", daemon=True)
+        watcher.start()
+        try:
+            loop.run()
+        finally:
+            world._finish(world.outcome or "stopped")
+            watcher.join(timeout=5.0)
+        counters = link.counters
+        stats = controller.stats
+        sensor_stats = sensor.stats
+        samples = list(world.samples)
+        commands = [(t - start, c) for t, c in motor.commands]
+        metrics = _metrics(track, options, samples, controller, world.outcome)
+        metrics.results_received = sensor_stats.results_received
+        metrics.results_dropped_by_link = counters["dropped"]
+        metrics.results_corrupted_by_link = counters["corrupted"]
+        metrics.watchdog_trips = stats.watchdog_trips
+        metrics.mean_result_age_s = stats.mean_age_s
+        metrics.extra = {
+            "lane_width_m": track.lane_width_m,
+            "track_length_m": track.length,
+            "tasks": tasks,
+            "host_crc_errors": sensor_stats.link.crc_errors,
+            "stale_results": stats.stale_results,
+            "lane_unusable": stats.lane_unusable,
+            "clock_one_way_s": clock.one_way_s,
+            "outcome": world.outcome,
+        }
+        firmware_log = firmware.log_path.read_text(errors="replace")[-4000:]
+    return SimRun(options, track, samples, metrics, commands, cut_at, firmware_log)
+
+
+def _metrics(
+    track: Track, options: SimOptions, samples: list[Sample], controller: AgvController, outcome: str
+) -> RunMetrics:
+    errors = [abs(s.error_m) for s in samples if s.speed_mps > MOVING_MPS]
+    limit = track.lane_width_m / 2 - options.vehicle.half_width_m
+    departures, outside = 0, False
+    for s in samples:
+        now_outside = max(abs(s.error_m), abs(s.rear_error_m)) > limit
+        departures += now_outside and not outside
+        outside = now_outside
+    lap_times: list[float] = []
+    for s in samples:
+        if s.s_total >= (len(lap_times) + 1) * track.length:
+            lap_times.append(s.t - (sum(lap_times) if lap_times else 0.0))
+    events = collections.Counter(e.kind for e in controller.events)
+    completed = outcome in ("laps done", "link cut")
+    return RunMetrics(
+        seeds=[options.seed],
+        laps=options.laps,
+        error_mean_m=sum(errors) / len(errors) if errors else math.nan,
+        error_p95_m=percentile(errors, 95),
+        error_max_m=max(errors) if errors else math.nan,
+        departures=departures,
+        lap_times_s=lap_times,
+        stops=_stops(track, samples),
+        sign_events=dict(events),
+        completed=completed,
+        note="" if completed else outcome,
+    )
+
+
+def _stops(track: Track, samples: list[Sample]) -> list[StopEvent]:
+    """One event per stop line the car reached: its longest full stop within 1 m before the line."""
+    if not samples:
+        return []
+    out: list[StopEvent] = []
+    furthest = samples[-1].s_total
+    lap = 0
+    while lap * track.length < furthest:
+        for line in track.stop_lines:
+            line_total = lap * track.length + line
+            if furthest < line_total - 0.3:
+                continue
+            best_hold, best_gap, run_start = 0.0, math.nan, None
+            for s in samples:
+                before = line_total - 1.0 <= s.s_total < line_total
+                if before and s.speed_mps < STOPPED_MPS:
+                    run_start = s if run_start is None else run_start
+                    hold = s.t - run_start.t
+                    if hold >= best_hold:
+                        best_hold, best_gap = hold, line_total - s.s_total
+                else:
+                    run_start = None
+            out.append(StopEvent(lap + 1, line_total, best_gap, best_hold))
+        lap += 1
+    return out
