@@ -1,0 +1,102 @@
+"""``seedcam-tools report``: one row per bundle and precision, speed-ups from the measured medians."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from seedcam_tools.cli import main
+from seedcam_tools.report import accuracy_text, build_report, find_bundles, render_markdown
+
+REPO = Path(__file__).resolve().parents[2]
+LANE = REPO / "models" / "lane"
+
+
+@pytest.fixture
+def models(tmp_path: Path) -> Path:
+    """A models folder: a copy of the lane bundle, a second valid bundle, a broken one and a non-bundle."""
+    root = tmp_path / "models"
+    shutil.copytree(LANE, root / "lane")
+    # a valid second bundle of another task: same network files, its own manifest and a summary metric
+    fake = root / "zz_fake"
+    shutil.copytree(LANE, fake)
+    manifest = json.loads((fake / "manifest.json").read_text())
+    manifest.update(id="fake-v1", task="detect")
+    del manifest["files"]["float32"]  # an int8-only bundle: no speed-up to show
+    (fake / "manifest.json").write_text(json.dumps(manifest))
+    (fake / "metrics.json").write_text(json.dumps({"summary": {"metric": "mAP@0.5", "int8": 0.8125}}))
+    broken = root / "broken"
+    broken.mkdir()
+    (broken / "manifest.json").write_text(json.dumps({**manifest, "id": "broken-v1"}))  # lists no model file here
+    (root / "notes").mkdir()  # no manifest: not a bundle
+    return root
+
+
+def _table_rows(text: str) -> list[list[str]]:
+    rows = [line for line in text.splitlines() if line.startswith("| `")]
+    return [[c.strip() for c in line.strip("|").split("|")] for line in rows]
+
+
+def test_report_has_a_row_per_model_and_precision_and_lists_what_failed(models: Path) -> None:
+    assert [p.name for p in find_bundles(models)] == ["broken", "lane", "zz_fake"]
+    report = build_report(models, invokes=3, command="seedcam-tools report --invokes 3")
+    assert [(m.id, [r.precision for r in m.rows]) for m in report.models] == [
+        ("lane-v1", ["float32", "int8"]),
+        ("fake-v1", ["int8"]),
+    ]
+    assert [name for name, _ in report.skipped] == ["broken"]
+    text = render_markdown(report)
+    rows = _table_rows(text)
+    assert [r[:3] for r in rows] == [
+        ["`lane-v1` (lane/)", "lane", "float32"],
+        ["`lane-v1` (lane/)", "lane", "int8"],
+        ["`fake-v1` (zz_fake/)", "detect", "int8"],
+    ]
+    assert rows[2][3] == "mAP@0.5 0.8125"
+    assert rows[1][3].startswith("offset MAE 3.5 mm, heading MAE 0.68")
+    assert rows[1][4] == "269.8 kB" and rows[0][4] == "1.01 MB"
+    assert "- `broken/`:" in text and "seedcam-tools report --invokes 3" in text
+    assert re.search(r"\*\*Machine\*\*: .+, \d+ logical cores", text)
+    assert "ai-edge-litert" in text or "tflite-runtime" in text
+
+
+def test_speedups_are_float_over_int8_medians_at_each_thread_count(models: Path) -> None:
+    report = build_report(models, invokes=5)
+    lane = next(m for m in report.models if m.id == "lane-v1")
+    f32, i8 = lane.rows
+    assert set(f32.latency_ms) == set(i8.latency_ms) == {1, 2}
+    assert all(v > 0 for v in (*f32.latency_ms.values(), *i8.latency_ms.values()))
+    assert f32.speedup == {}
+    for n in (1, 2):
+        assert i8.speedup[n] == pytest.approx(f32.latency_ms[n] / i8.latency_ms[n])
+    row = _table_rows(render_markdown(report))[1]
+    assert row[5] == f"{i8.latency_ms[1]:.3f} ms" and row[6] == f"{i8.latency_ms[2]:.3f} ms"
+    assert row[7] == f"{i8.speedup[1]:.2f}× / {i8.speedup[2]:.2f}×"
+    fake = next(m for m in report.models if m.id == "fake-v1")
+    assert fake.rows[0].speedup == {}
+
+
+def test_accuracy_text_prefers_the_summary_and_falls_back_to_lane_errors() -> None:
+    assert accuracy_text({"summary": {"metric": "accuracy", "float32": 0.9912, "int8": 0.99}}, "int8") == (
+        "accuracy 99.0 %"
+    )
+    lane = {"heldout": {"int8": {"offset_mae_m": 0.0042, "heading_mae_deg": 0.5}}}
+    assert accuracy_text(lane, "int8") == "offset MAE 4.2 mm, heading MAE 0.50°"
+    assert accuracy_text(lane, "float32") == "—"
+    assert accuracy_text(None, "int8") == "—"
+
+
+def test_cli_writes_the_report_and_an_empty_folder_is_fine(models: Path, tmp_path: Path, capsys) -> None:  # noqa: ANN001
+    out = tmp_path / "REPORT.md"
+    assert main(["report", "--models", str(models), "--out", str(out), "--invokes", "2", "-q"]) == 0
+    assert len(_table_rows(out.read_text())) == 3
+    assert "2 model(s), 3 row(s), 1 not measured" in capsys.readouterr().out
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert main(["report", "--models", str(empty), "-q"]) == 0
+    assert "(no bundles found)" in (empty / "REPORT.md").read_text()
+    assert main(["report", "--models", str(tmp_path / "missing"), "-q"]) == 1

@@ -1,0 +1,392 @@
+"""``models/REPORT.md``: accuracy, size and latency of every model bundle, measured here and now.
+
+Every folder under the models folder holding a ``manifest.json`` is a bundle;
+nothing here knows which models exist. Per bundle and precision the report
+shows the task, the held-out accuracy recorded in the bundle's
+``metrics.json``, the file size, the median latency at each thread count and
+the INT8 speed-up (float32 median / INT8 median at the same thread count).
+
+Accuracy comes from ``metrics.json``: its ``summary``
+(``{"metric": name, "float32": value, "int8": value}``) when present,
+otherwise lane metrics (``heldout.<precision>.offset_mae_m`` and
+``heading_mae_deg``). A bundle that fails to load is listed under the table
+with the reason, never silently dropped.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import importlib.metadata
+import json
+import logging
+import os
+import platform
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from seedcam.errors import SensorError
+from seedcam_firmware.inference.manifest import ModelManifest, load_manifest
+from seedcam_firmware.inference.runtime import Model
+
+__all__ = [
+    "MachineInfo",
+    "ModelReport",
+    "PrecisionRow",
+    "accuracy_text",
+    "build_report",
+    "find_bundles",
+    "machine_info",
+    "median_latency_ms",
+    "render_markdown",
+    "write_report",
+]
+
+log = logging.getLogger(__name__)
+
+WARMUP_INVOKES = 5
+THREADS = (1, 2)
+#: precisions in table order: the float32 reference row before the int8 row that shows the speed-up
+ROW_ORDER = ("float32", "int8")
+
+
+@dataclass(frozen=True)
+class MachineInfo:
+    """Where and when the measurements ran.
+
+    Attributes:
+        cpu: CPU model name.
+        cores: logical CPUs of the machine.
+        usable_cores: logical CPUs this process may run on.
+        load_average: 1-minute load average when the report started (None where unknown).
+        date: UTC timestamp, ISO 8601 to the minute.
+        runtime: TFLite runtime distribution and version.
+        python: Python version.
+    """
+
+    cpu: str
+    cores: int
+    usable_cores: int
+    load_average: float | None
+    date: str
+    runtime: str
+    python: str
+
+
+@dataclass(frozen=True)
+class PrecisionRow:
+    """One precision of one bundle.
+
+    Attributes:
+        precision: ``"float32"`` or ``"int8"``.
+        file: the ``.tflite`` file name.
+        size_bytes: its size.
+        accuracy: held-out accuracy as text (``"—"`` when the bundle records none).
+        latency_ms: thread count -> median invoke time in milliseconds.
+        speedup: thread count -> float32 median / this precision's median (INT8 rows
+            of bundles with both precisions), else empty.
+    """
+
+    precision: str
+    file: str
+    size_bytes: int
+    accuracy: str
+    latency_ms: dict[int, float]
+    speedup: dict[int, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ModelReport:
+    """One bundle: its identity and a row per precision."""
+
+    folder: str
+    id: str
+    task: str
+    rows: tuple[PrecisionRow, ...]
+
+
+@dataclass(frozen=True)
+class Report:
+    """The whole report: machine facts, bundles, and bundles that could not be measured."""
+
+    machine: MachineInfo
+    invokes: int
+    threads: tuple[int, ...]
+    models: tuple[ModelReport, ...]
+    skipped: tuple[tuple[str, str], ...]
+    command: str
+
+
+def _cpu_model() -> str:
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        text = ""
+    for key in ("model name", "Hardware", "Model", "cpu model"):
+        for line in text.splitlines():
+            name, sep, value = line.partition(":")
+            if sep and name.strip() == key and value.strip():
+                return value.strip()
+    return platform.processor() or platform.machine() or "unknown CPU"
+
+
+def _runtime_version() -> str:
+    for dist in ("ai-edge-litert", "tflite-runtime", "tensorflow"):
+        try:
+            return f"{dist} {importlib.metadata.version(dist)}"
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return "unknown TFLite runtime"
+
+
+def machine_info() -> MachineInfo:
+    """Facts about this machine and the moment of measuring."""
+    cores = os.cpu_count() or 1
+    try:
+        usable = len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        usable = cores
+    try:
+        load: float | None = os.getloadavg()[0]
+    except OSError:  # pragma: no cover - not available
+        load = None
+    return MachineInfo(
+        cpu=_cpu_model(),
+        cores=cores,
+        usable_cores=usable,
+        load_average=load,
+        date=dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        runtime=_runtime_version(),
+        python=platform.python_version(),
+    )
+
+
+def find_bundles(models_dir: str | Path) -> list[Path]:
+    """The folders directly under ``models_dir`` that hold a ``manifest.json``, sorted by name."""
+    root = Path(models_dir)
+    if not root.is_dir():
+        raise ValueError(f"{root} is not a folder")
+    return sorted(p for p in root.iterdir() if p.is_dir() and (p / "manifest.json").is_file())
+
+
+def accuracy_text(metrics: dict[str, Any] | None, precision: str) -> str:
+    """The held-out accuracy of ``precision`` from a bundle's ``metrics.json`` as short text.
+
+    ``summary`` wins (accuracy-like metrics in per cent, others as numbers); else
+    lane errors from ``heldout.<precision>``; else ``"—"``.
+    """
+    if not metrics:
+        return "—"
+    summary = metrics.get("summary")
+    if isinstance(summary, dict) and isinstance(summary.get(precision), int | float):
+        name = str(summary.get("metric", "score"))
+        value = float(summary[precision])
+        if "accuracy" in name.lower() and 0.0 <= value <= 1.0:
+            return f"{name} {100.0 * value:.1f} %"
+        return f"{name} {value:.4g}"
+    lane = metrics.get("heldout", {}).get(precision) if isinstance(metrics.get("heldout"), dict) else None
+    if isinstance(lane, dict) and "offset_mae_m" in lane and "heading_mae_deg" in lane:
+        offset_mm, heading_deg = 1000.0 * float(lane["offset_mae_m"]), float(lane["heading_mae_deg"])
+        return f"offset MAE {offset_mm:.1f} mm, heading MAE {heading_deg:.2f}°"
+    return "—"
+
+
+def _golden_input(manifest: ModelManifest) -> np.ndarray:
+    """The bundle's golden input, or a mid-grey frame when it has none."""
+    if manifest.golden_input is not None and manifest.golden_input.is_file():
+        x = np.load(manifest.golden_input).astype(np.float32)
+        if tuple(x.shape) == tuple(manifest.input_shape):
+            return x
+        log.warning("%s: golden input has shape %s; using mid-grey", manifest.id, x.shape)
+    spec = manifest.input
+    return np.full(manifest.input_shape, (128.0 - spec.mean) / spec.std, np.float32)
+
+
+def median_latency_ms(
+    manifest: ModelManifest, *, num_threads: int, invokes: int, warmup: int = WARMUP_INVOKES
+) -> float:
+    """Median time of ``invokes`` :meth:`Model.invoke` calls on the golden input, after ``warmup`` calls.
+
+    The input is quantized once beforehand, so INT8 timings hold the interpreter
+    and the output dequantization, not the input conversion.
+
+    Raises:
+        ModelError: the runtime rejects the model.
+        ValueError: ``invokes`` < 1.
+    """
+    if invokes < 1:
+        raise ValueError("invokes must be >= 1")
+    model = Model(manifest.file, input_shape=manifest.input_shape, outputs=manifest.outputs, num_threads=num_threads)
+    x = model.quantize_input(_golden_input(manifest))
+    for _ in range(warmup):
+        model.invoke(x)
+    times = np.empty(invokes)
+    for i in range(invokes):
+        t0 = time.perf_counter()
+        model.invoke(x)
+        times[i] = time.perf_counter() - t0
+    return 1000.0 * float(np.median(times))
+
+
+def _read_metrics(folder: Path) -> dict[str, Any] | None:
+    path = folder / "metrics.json"
+    try:
+        data = json.loads(path.read_text())
+    except FileNotFoundError:
+        return None
+    except (OSError, json.JSONDecodeError) as exc:
+        log.warning("%s: unreadable (%s); accuracy left out", path, exc)
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _measure_bundle(folder: Path, invokes: int, threads: Sequence[int], progress: Any) -> ModelReport:
+    raw = json.loads((folder / "manifest.json").read_text())
+    files = raw.get("files") if isinstance(raw, dict) else None
+    precisions = [p for p in ROW_ORDER if isinstance(files, dict) and p in files]
+    if not precisions:
+        raise SensorError("manifest lists no int8 or float32 file")
+    metrics = _read_metrics(folder)
+    rows: dict[str, PrecisionRow] = {}
+    manifest = None
+    for prec in precisions:
+        manifest = load_manifest(folder, precision=prec)  # checks the sha256
+        latency = {}
+        for n in threads:
+            latency[n] = median_latency_ms(manifest, num_threads=n, invokes=invokes)
+            if progress is not None:
+                progress.update(1)
+        rows[prec] = PrecisionRow(
+            precision=prec,
+            file=manifest.file.name,
+            size_bytes=manifest.file.stat().st_size,
+            accuracy=accuracy_text(metrics, prec),
+            latency_ms=latency,
+        )
+    if "float32" in rows and "int8" in rows:
+        f32, i8 = rows["float32"], rows["int8"]
+        speed = {n: f32.latency_ms[n] / i8.latency_ms[n] for n in threads}
+        rows["int8"] = PrecisionRow(i8.precision, i8.file, i8.size_bytes, i8.accuracy, i8.latency_ms, speed)
+    assert manifest is not None
+    return ModelReport(folder=folder.name, id=manifest.id, task=manifest.task, rows=tuple(rows.values()))
+
+
+def build_report(
+    models_dir: str | Path,
+    *,
+    invokes: int = 200,
+    threads: Sequence[int] = THREADS,
+    command: str = "",
+    progress: bool = False,
+) -> Report:
+    """Measure every bundle under ``models_dir``.
+
+    Args:
+        models_dir: the folder holding bundle folders.
+        invokes: timed invokes per file and thread count.
+        threads: thread counts to time.
+        command: the command line to print in the header.
+        progress: show a progress bar.
+
+    Raises:
+        ValueError: ``models_dir`` is not a folder, or ``invokes`` < 1.
+    """
+    if invokes < 1:
+        raise ValueError("invokes must be >= 1")
+    machine = machine_info()
+    bundles = find_bundles(models_dir)
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=len(bundles) * len(ROW_ORDER) * len(threads), desc="latency", unit="run")
+    models: list[ModelReport] = []
+    skipped: list[tuple[str, str]] = []
+    try:
+        for folder in bundles:
+            try:
+                models.append(_measure_bundle(folder, invokes, tuple(threads), bar))
+            except (SensorError, OSError, ValueError) as exc:
+                log.warning("%s: not measured: %s", folder, exc)
+                skipped.append((folder.name, str(exc)))
+    finally:
+        if bar is not None:
+            bar.close()
+    return Report(machine, invokes, tuple(threads), tuple(models), tuple(skipped), command)
+
+
+def _size(n: int) -> str:
+    return f"{n / 1e6:.2f} MB" if n >= 1e6 else f"{n / 1e3:.1f} kB"
+
+
+def render_markdown(report: Report) -> str:
+    """The report as a markdown page."""
+    m = report.machine
+    load = f"; 1-minute load average {m.load_average:.2f} when it started" if m.load_average is not None else ""
+    threads = report.threads
+    lines = [
+        "# Model report",
+        "",
+        "Generated; do not edit by hand. Regenerate with:",
+        "",
+        "```bash",
+        report.command or "seedcam-tools report",
+        "```",
+        "",
+        f"- **Machine**: {m.cpu}, {m.cores} logical cores ({m.usable_cores} usable){load}",
+        f"- **Date**: {m.date}",
+        f"- **Runtime**: {m.runtime} (CPU kernels, no delegate), Python {m.python}",
+        f"- **Latency**: median of {report.invokes} `Model.invoke` calls on the bundle's golden input "
+        f"after {WARMUP_INVOKES} warm-up calls, at {' and '.join(str(t) for t in threads)} thread(s); "
+        "the input is quantized beforehand. Other load on the machine inflates these numbers.",
+        "- **int8 speed-up**: float32 median / int8 median at the same thread count.",
+        "- **Accuracy**: on held-out data, as recorded in each bundle's `metrics.json`.",
+        "",
+        "| model | task | precision | held-out accuracy | size | "
+        + " | ".join(f"latency {t} thread{'s' if t > 1 else ''}" for t in threads)
+        + " | int8 speed-up ("
+        + " / ".join(f"{t}T" for t in threads)
+        + ") |",
+        "|---|---|---|---|---:|" + "---:|" * len(threads) + "---:|",
+    ]
+    for model in report.models:
+        for row in model.rows:
+            lat = " | ".join(f"{row.latency_ms[t]:.3f} ms" for t in threads)
+            speed = " / ".join(f"{row.speedup[t]:.2f}×" for t in threads) if row.speedup else "—"
+            lines.append(
+                f"| `{model.id}` ({model.folder}/) | {model.task} | {row.precision} | {row.accuracy} | "
+                f"{_size(row.size_bytes)} | {lat} | {speed} |"
+            )
+    if not report.models:
+        lines.append("| (no bundles found) | | | | | " + "| " * len(threads) + "|")
+    if report.skipped:
+        lines += ["", "Not measured:", ""]
+        lines += [f"- `{name}/`: {reason}" for name, reason in report.skipped]
+    return "\n".join(lines) + "\n"
+
+
+def write_report(
+    models_dir: str | Path,
+    out: str | Path,
+    *,
+    invokes: int = 200,
+    threads: Sequence[int] = THREADS,
+    progress: bool = False,
+) -> Report:
+    """Measure every bundle under ``models_dir`` and write the markdown page to ``out``.
+
+    Raises:
+        ValueError: see :func:`build_report`.
+        OSError: ``out`` cannot be written.
+    """
+    command = f"seedcam-tools report --models {models_dir} --out {out} --invokes {invokes}"
+    report = build_report(models_dir, invokes=invokes, threads=threads, command=command, progress=progress)
+    out = Path(out)
+    tmp = out.with_name(out.name + ".tmp")
+    tmp.write_text(render_markdown(report))
+    tmp.replace(out)
+    return report
