@@ -70,6 +70,49 @@ def cmd_eval_lane(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_train_classifier(args: argparse.Namespace) -> int:
+    """Folder of class subfolders → train → float32 + INT8 bundle → held-out accuracy → metrics.json."""
+    from seedcam_tools.classifier import parse_input_size, train_classifier
+
+    metrics = train_classifier(
+        args.data,
+        args.out,
+        seed=args.seed,
+        epochs=args.epochs,
+        val_dir=args.val_data,
+        name=args.name,
+        input_spec=parse_input_size(args.input_size),
+        flip=args.flip,
+        work_dir=args.work or args.out.parent / f"{args.out.name}-training",
+        progress=not args.quiet,
+    )
+    print(json.dumps(metrics["summary"], indent=2))
+    print(f"bundle written to {args.out}; metrics in {args.out / 'metrics.json'}")
+    return EXIT_OK
+
+
+def cmd_gen_classifier_data(args: argparse.Namespace) -> int:
+    """Render the synthetic road-scene classes into class folders."""
+    from seedcam_tools.classifierdata import write_road_scene_folder
+
+    counts = write_road_scene_folder(
+        args.out, per_class=args.per_class, seed=args.seed, image_format=args.format, progress=not args.quiet
+    )
+    print(f"wrote {sum(counts.values())} images of {len(counts)} classes to {args.out}")
+    return EXIT_OK
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    """Measure every bundle under --models and write the markdown report."""
+    from seedcam_tools.report import write_report
+
+    out = args.out or args.models / "REPORT.md"
+    report = write_report(args.models, out, invokes=args.invokes, progress=not args.quiet)
+    rows = sum(len(m.rows) for m in report.models)
+    print(f"wrote {out}: {len(report.models)} model(s), {rows} row(s), {len(report.skipped)} not measured")
+    return EXIT_OK
+
+
 def cmd_bench_pipeline(args: argparse.Namespace) -> int:
     from seedcam_tools.bench_pipeline import format_table, run_pipeline_benchmark
 
@@ -113,6 +156,34 @@ def _parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--seed", type=int, default=0, help="which held-out seed block (never used in training)")
     evaluate.add_argument("--samples", type=int, default=1000)
     evaluate.set_defaults(func=cmd_eval_lane)
+
+    clf = commands.add_parser("train-classifier", help="train an image classifier from DATA/<class>/<image> folders")
+    clf.add_argument("--data", type=Path, required=True, help="training images, one subfolder per class")
+    clf.add_argument("--out", type=Path, required=True, help="bundle folder")
+    clf.add_argument("--seed", type=int, default=0)
+    clf.add_argument("--epochs", type=int, default=30)
+    clf.add_argument("--val-data", type=Path, help="held-out images (same class folders) to report instead of a split")
+    clf.add_argument("--name", help="model name (manifest id NAME-v1); default: the data folder's name")
+    clf.add_argument("--input-size", default="96x96", help="model input WIDTHxHEIGHT (default 96x96)")
+    clf.add_argument("--flip", action="store_true", help="augment with left-right flips (wrong for left/right classes)")
+    clf.add_argument("--work", type=Path, help="folder for the Keras model")
+    clf.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
+    clf.set_defaults(func=cmd_train_classifier)
+
+    gen = commands.add_parser("gen-classifier-data", help="render synthetic road-scene class folders (example data)")
+    gen.add_argument("--out", type=Path, required=True)
+    gen.add_argument("--per-class", type=int, default=1500)
+    gen.add_argument("--seed", type=int, default=0, help="seed base: 0 for training, >= 10000000 for held-out")
+    gen.add_argument("--format", choices=("png", "jpg"), default="png")
+    gen.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    gen.set_defaults(func=cmd_gen_classifier_data)
+
+    rep = commands.add_parser("report", help="write models/REPORT.md: accuracy, size, latency of every bundle")
+    rep.add_argument("--models", type=Path, default=Path("models"), help="folder of bundle folders")
+    rep.add_argument("--out", type=Path, help="markdown file (default MODELS/REPORT.md)")
+    rep.add_argument("--invokes", type=int, default=200, help="timed invokes per file and thread count")
+    rep.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    rep.set_defaults(func=cmd_report)
 
     bench = commands.add_parser("bench", help="benchmarks")
     which = bench.add_subparsers(dest="bench", required=True)
