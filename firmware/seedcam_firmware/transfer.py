@@ -14,9 +14,13 @@ One push, as the device sees it::
                               activate (atomic pointer flip; the old slot stays as
                               the rollback target) → swap the running task's model
 
-Chunks are handled on the link's reader thread (they are quick); the end of a
-push runs on a worker thread so that the link keeps answering meanwhile, and
-results keep streaming throughout.
+Chunks are handled on the link's reader thread: each is a bounded amount of
+work (one write of at most a frame, the hash of what it adds, and an fsync of
+the part file every 256 KiB). A begin (which may rehash a whole part file to
+find the resume point) and the end of a push (sha256, unpack, self-test,
+activation) run on a worker thread, so the link keeps answering meanwhile
+(other update requests are answered ``busy``), and results keep streaming
+throughout.
 
 ``SEEDCAM_FW_CRASH_AT=<step>`` makes the process kill itself with SIGKILL at a
 named step (``after_begin``, ``mid_chunks``, ``after_last_chunk``,
@@ -39,7 +43,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from seedcam._proto import seedcam_pb2 as pb
-from seedcam.bundle import BundleHeader, Signature, verify_signature
+from seedcam.bundle import BundleHeader, Signature, SignatureError, verify_signature
 from seedcam.errors import BundleError, ProtocolError, SensorError
 from seedcam.protocol import codec
 from seedcam.types import Health
@@ -51,12 +55,13 @@ from seedcam_firmware.storage import SlotStore, TransferJournal
 if TYPE_CHECKING:
     from seedcam_firmware.config import FirmwareConfig, UpdatesConfig
 
-__all__ = ["CRASH_ENV", "TRIAL_ENV", "UpdateHost", "UpdateService", "transfer_tag"]
+__all__ = ["CRASH_ENV", "SUPERVISED_ENV", "TRIAL_ENV", "UpdateHost", "UpdateService", "transfer_tag"]
 
 log = logging.getLogger(__name__)
 
 CRASH_ENV = "SEEDCAM_FW_CRASH_AT"
 TRIAL_ENV = "SEEDCAM_FW_TRIAL"  #: set by the supervisor: the firmware slot booted on trial
+SUPERVISED_ENV = "SEEDCAM_FW_SUPERVISED"  #: set by the supervisor: only then can a firmware update boot
 FIRMWARE = "firmware"
 _CHUNK_OVERHEAD = 64  # protobuf fields around a chunk's data
 _CONFIRM_FRAMES = 3  # frames a firmware on trial must process before it confirms
@@ -171,6 +176,13 @@ class UpdateService:
                 thread.join(timeout=5.0)
 
     def _confirm_trial(self, slot: str) -> None:
+        import seedcam_firmware
+
+        here = Path(seedcam_firmware.__file__).resolve()
+        if not here.is_relative_to(self.store.slot_dir(FIRMWARE, slot).resolve()):
+            # not the slot's code (its tree is gone and Python found another copy): never confirm
+            log.error("on trial for slot %s but running %s; not confirming", slot, here)
+            return
         while not self._stop.wait(0.2):
             if self._host.health().frames_processed >= _CONFIRM_FRAMES:
                 state = self.store.state(FIRMWARE)
@@ -205,8 +217,8 @@ class UpdateService:
         try:
             if kind == "chunk":
                 reply(self._on_chunk(request.chunk).SerializeToString())
-            elif kind == "begin":
-                reply(self._on_begin(request.begin).SerializeToString())
+            elif kind == "begin":  # a resume rehashes the part file: not on the reader thread
+                self._in_worker(reply, lambda: self._on_begin(request.begin))
             elif kind == "end":
                 self._on_end(request.end, reply)
             elif kind == "abort":
@@ -279,11 +291,12 @@ class UpdateService:
         except BundleError as exc:
             raise UpdateRefused("header", str(exc)) from exc
         group = self._check_header(header, signature)
+        # on the worker, with the service marked busy: chunks, ends and aborts are refused meanwhile, so
+        # the journal is ours without holding the lock through a resume's rehash (the reader needs the lock)
+        have = self.journal.next_offset if self.journal.matches(header) else 0
+        self._check_space(header.size * 2 - have)
+        resumed = self.journal.start(header, begin.signature)
         with self._lock:
-            self._check_idle()
-            have = self.journal.next_offset if self.journal.matches(header) else 0
-            self._check_space(header.size * 2 - have)
-            resumed = self.journal.start(header, begin.signature)
             self._mid_reported = False
             self._bad_blocks.clear()
         crash_point("after_begin")
@@ -302,9 +315,8 @@ class UpdateService:
         if self._keys:
             try:
                 verify_signature(header, signature, self._keys)
-            except BundleError as exc:
-                reason = str(exc).split(":")[0].replace(" ", "_")  # unsigned_bundle / unknown_key / bad_signature
-                raise UpdateRefused({"unsigned_bundle": "unsigned"}.get(reason, reason), str(exc)) from exc
+            except SignatureError as exc:
+                raise UpdateRefused(exc.reason, str(exc)) from exc
         if header.target not in ("any", self.config.target):
             raise UpdateRefused("target", f"bundle is for board {header.target!r}, this is {self.config.target!r}")
         if header.kind == "model":
@@ -314,6 +326,9 @@ class UpdateService:
                 raise UpdateRefused("task", f"bundle is for task {group!r}, the firmware knows {known}")
         else:
             group = FIRMWARE
+            if header.file("wheel") is None:
+                raise UpdateRefused("header", "a firmware bundle must carry a wheel")
+            self._check_firmware_bootable()
         floor = self.store.state(group).counter
         if header.security_counter < floor:
             raise UpdateRefused(
@@ -325,6 +340,23 @@ class UpdateService:
                 f"running {self._host.firmware_version}",
             )
         return group
+
+    def _check_firmware_bootable(self) -> None:
+        """A new firmware needs the supervisor to boot it, and no other firmware on trial.
+
+        Raises:
+            UpdateRefused: ``unsupervised`` (nothing would boot it: the host would wait in
+                vain and a trial would stay armed) or ``trial`` (a trial is in progress).
+        """
+        if not os.environ.get(SUPERVISED_ENV):
+            raise UpdateRefused(
+                "unsupervised", "firmware updates need the boot loader: run seedcam-firmware supervise -- ...",
+                pb.STATUS_FAILED_PRECONDITION,
+            )
+        trial = self.store.state(FIRMWARE).trial
+        if trial is not None:
+            raise UpdateRefused("trial", f"firmware slot {trial} is on trial; try again when it has confirmed",
+                                pb.STATUS_BUSY)
 
     def _check_space(self, needed: int) -> None:
         free = shutil.disk_usage(self.journal.folder).free
@@ -347,7 +379,9 @@ class UpdateService:
         with self._lock:
             header = self.journal.header
             if header is None or transfer_tag(header.sha256) != chunk.transfer_tag or self._busy:
-                raise UpdateRefused("no_transfer", "no transfer of this bundle is open; send begin", 4)
+                raise UpdateRefused(
+                    "no_transfer", "no transfer of this bundle is open; send begin", pb.STATUS_FAILED_PRECONDITION
+                )
             was_complete = self.journal.complete
             ok = self.journal.write(chunk.offset, chunk.data)
             response = pb.UpdateResponse(state=self._state())
@@ -378,12 +412,16 @@ class UpdateService:
             if self.journal.header is None and self._last_end is not None and self._last_end[0] == end.transfer_tag:
                 reply(self._last_end[1].SerializeToString())
                 return
+            self._check_idle()  # a begin may be rewriting the journal
             header = self.journal.header
             if header is None or transfer_tag(header.sha256) != end.transfer_tag:
-                raise UpdateRefused("no_transfer", "no transfer of this bundle is open; send begin", 4)
+                raise UpdateRefused(
+                    "no_transfer", "no transfer of this bundle is open; send begin", pb.STATUS_FAILED_PRECONDITION
+                )
             if not self.journal.complete:
                 raise UpdateRefused(
-                    "truncated", f"truncated: {self.journal.next_offset} of {header.size} bytes received", 4
+                    "truncated", f"truncated: {self.journal.next_offset} of {header.size} bytes received",
+                    pb.STATUS_FAILED_PRECONDITION,
                 )
             if end.sha256 and end.sha256 != header.sha256:
                 raise UpdateRefused("sha256", "the host's sha256 differs from the bundle header's")
@@ -403,7 +441,10 @@ class UpdateService:
         for entry in header.files:
             (staged / entry.name).write_bytes(self.journal.read(entry.offset, entry.size))
         if header.kind == "firmware":
-            _unpack_wheel(staged / header.files[0].name, staged)
+            free = shutil.disk_usage(staged).free - int(self.config.reserve_mb * 1_000_000)
+            wheel = header.file("wheel")
+            assert wheel is not None  # checked at begin
+            _unpack_wheel(staged / wheel.name, staged, max_bytes=free)
         slot_dir = self.store.commit(group, slot, staged, header.raw, self.journal.signature)
         try:
             report = (
@@ -460,19 +501,32 @@ class UpdateService:
         state = self.store.state(group)
         slot = request.slot or (state.previous if kind == "rollback" else "")
         if not slot:
-            raise UpdateRefused("no_previous", f"{group} has no previous slot to roll back to", 4)
+            raise UpdateRefused(
+                "no_previous", f"{group} has no previous slot to roll back to", pb.STATUS_FAILED_PRECONDITION
+            )
         if slot not in ("a", "b"):
             raise UpdateRefused("not_found", f"no slot {slot!r}; slots are a and b", pb.STATUS_NOT_FOUND)
+        if state.trial == slot:
+            raise UpdateRefused("trial", f"slot {group}/{slot} is on trial; wait for its outcome", pb.STATUS_BUSY)
         if kind == "delete":
             if state.active == slot:
-                raise UpdateRefused("active", f"slot {group}/{slot} is active; activate the other one first", 4)
+                raise UpdateRefused(
+                    "active", f"slot {group}/{slot} is active; activate the other one first",
+                    pb.STATUS_FAILED_PRECONDITION,
+                )
             self.store.delete(group, slot)
             return pb.UpdateResponse(slots=self._slot_list())
         try:
             header = self.store.verify(group, slot)
         except BundleError as exc:
-            raise UpdateRefused("empty_slot", str(exc), 4) from exc
+            raise UpdateRefused("empty_slot", str(exc), pb.STATUS_FAILED_PRECONDITION) from exc
+        if header.security_counter < state.counter:  # no way back below the floor, not even by rollback
+            raise UpdateRefused(
+                "counter", f"slot {group}/{slot} has security counter {header.security_counter}, below the "
+                f"device's {state.counter} for {group}", pb.STATUS_FAILED_PRECONDITION,
+            )
         if group == FIRMWARE:
+            self._check_firmware_bootable()
             self.store.write_state(FIRMWARE, replace(state, trial=slot, trial_started=False), flip=True)
             return pb.UpdateResponse(
                 installed=pb.InstallReport(name=group, slot=slot, bundle_id=header.id, restart_pending=True)
@@ -517,18 +571,36 @@ def _version(text: str) -> tuple[int, ...]:
         raise UpdateRefused("header", f"bad version {text!r}") from exc
 
 
-def _unpack_wheel(wheel: Path, folder: Path) -> None:
+def _unpack_wheel(wheel: Path, folder: Path, *, max_bytes: int) -> None:
     """Extract a pure-Python wheel into ``folder`` (what installing it into a slot means).
 
+    Args:
+        wheel: the wheel file.
+        folder: the slot's staging folder.
+        max_bytes: the most the unpacked files may take (free space less the reserve).
+
     Raises:
-        UpdateRefused: not a zip, or a member that would land outside the folder.
+        UpdateRefused: ``firmware`` for a file that is not a zip or a member with an
+            absolute path, a ``..`` component or landing outside the folder;
+            ``no_space`` when the unpacked size (from the zip's directory, checked
+            before anything is written) exceeds ``max_bytes``.
     """
+    root = folder.resolve()
     try:
         with zipfile.ZipFile(wheel) as zf:
-            for name in zf.namelist():
-                target = (folder / name).resolve()
-                if not str(target).startswith(str(folder.resolve()) + os.sep):
+            members = zf.infolist()
+            for info in members:
+                name = info.filename
+                parts = name.replace("\\", "/").split("/")
+                if name.startswith(("/", "\\")) or ".." in parts or (len(name) > 1 and name[1] == ":"):
+                    raise UpdateRefused("firmware", f"wheel member {name!r} has an absolute path or '..'")
+                if not (folder / name).resolve().is_relative_to(root):
                     raise UpdateRefused("firmware", f"wheel member {name!r} would land outside the slot")
+            unpacked = sum(info.file_size for info in members)
+            if unpacked > max_bytes:
+                raise UpdateRefused(
+                    "no_space", f"the firmware wheel unpacks to {unpacked} bytes; {max(max_bytes, 0)} can be spared"
+                )
             zf.extractall(folder)
     except zipfile.BadZipFile as exc:
         raise UpdateRefused("firmware", f"the firmware wheel is not a zip: {exc}") from exc

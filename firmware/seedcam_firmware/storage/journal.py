@@ -89,7 +89,9 @@ class TransferJournal:
             True when an earlier transfer of the same bundle was resumed.
         """
         if self.matches(header) and self.part_path.exists():
-            self.signature = signature
+            if signature != self.signature:  # re-signed (e.g. another key): a resume after a restart must see it
+                self.signature = signature
+                self._write_journal()
             self.next_offset = self._verified_length()
             self._reset_block()
             return True
