@@ -412,3 +412,39 @@ def test_a_symlinked_folder_cannot_take_an_upload_or_a_listing_out_of_models(boa
     assert board.host.call(Fn.listFile, strParams="/models/link").code == Code.ERROR_INVALID_PATH
     assert board.host.call(Fn.deleteFile, strParams="/models/link/x.json").code == Code.ERROR_INVALID_PATH
     assert not list(outside.iterdir())
+
+
+def test_a_slow_import_runs_off_the_reader_thread(board: Board, monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+
+    from seedcam_firmware.visionseed import rpc as vs_rpc
+
+    importing, release = threading.Event(), threading.Event()
+    real_import = vs_rpc.import_model_pair
+
+    def slow_import(models_dir: Path, name: str, config: Any) -> Any:  # loading and running a model takes a while
+        if (models_dir / f"{name}.tflite").exists() and (models_dir / f"{name}.json").exists():
+            importing.set()
+            assert release.wait(WAIT_S)
+        return real_import(models_dir, name, config)
+
+    monkeypatch.setattr(vs_rpc, "import_model_pair", slow_import)
+    host = board.host
+    assert upload(host, "/models/mylane.json", lane_descriptor()).code == Code.SUCC
+    data = (LANE / "lane_int8.tflite").read_bytes()
+    start = len(data) - 1000
+    for offset in range(0, start, 100_000):
+        part = vs.FilePart(path="/models/mylane.tflite", totalLength=len(data), offset=offset,
+                           data=data[offset : min(offset + 100_000, start)])
+        assert host.call(Fn.uploadFile, filePart=part).code == Code.CONTINUE
+    last = vs.FilePart(path="/models/mylane.tflite", totalLength=len(data), offset=start, data=data[start:])
+    host.send_raw(encode_visionseed(vs.YtMsg(rpc=vs.YtRpc(func=Fn.uploadFile, sequenceId=700, filePart=last))
+                                    .SerializeToString()))
+    assert importing.wait(WAIT_S)
+    before = board.daemon._link.counters.bytes_dropped
+    host.send_raw(bytes(range(0x20, 0x80)))  # the reader still reads and counts while the import runs
+    host.pump(lambda: board.daemon._link.counters.bytes_dropped > before)
+    assert 700 not in host.responses
+    release.set()
+    host.pump(lambda: 700 in host.responses)
+    assert host.responses.pop(700).code == Code.SUCC and (board.models / "mylane").is_dir()

@@ -19,6 +19,7 @@ swapped at the edge:
 from __future__ import annotations
 
 import logging
+import queue
 import threading
 import time
 from collections.abc import Callable
@@ -140,6 +141,26 @@ class VisionSeedLinkServer(LinkServer):
         self._heartbeat_lock = threading.Lock()
         self._next_heartbeat = 0
         self._last_frame_id = 0
+        # RPCs run in order on one worker, never on the reader thread: an upload's last chunk imports a
+        # model (loads and runs it), and the reader must keep draining and counting the link meanwhile
+        self._rpcs: queue.SimpleQueue[vs.YtRpc | None] = queue.SimpleQueue()
+        self._rpc_thread = threading.Thread(target=self._rpc_loop, name="seedcam-visionseed-rpc", daemon=True)
+        self._rpc_thread.start()
+
+    def close(self) -> None:
+        """Stop the reader and the RPC worker and close the transport. Idempotent."""
+        super().close()
+        self._rpcs.put(None)
+        if self._rpc_thread.is_alive() and threading.current_thread() is not self._rpc_thread:
+            self._rpc_thread.join(timeout=5.0)
+
+    def _rpc_loop(self) -> None:
+        while (rpc := self._rpcs.get()) is not None:
+            try:
+                response, after = self._rpc(rpc)
+                self._answer(rpc, response, after)
+            except Exception:  # a bug here must not end the worker: every later RPC would go unanswered
+                log.exception("answering a VisionSeed rpc failed")
 
     @property
     def heartbeats_sent(self) -> int:
@@ -195,9 +216,11 @@ class VisionSeedLinkServer(LinkServer):
             self.undecodable_requests += 1
             missing = ", ".join(rpc.FindInitializationErrors())
             response = vs.YtRpcResponse(code=vs.YtRpcResponse.ERROR_PARAMETERS, strData=f"undecodable rpc: {missing}")
-            after = None
+            self._answer(rpc, response, None)
         else:
-            response, after = self._rpc(rpc)
+            self._rpcs.put(rpc)  # answered by the worker, in order
+
+    def _answer(self, rpc: vs.YtRpc, response: vs.YtRpcResponse, after: Callable[[], None] | None) -> None:
         response.sequenceId = rpc.sequenceId
         log.debug("rpc %d seq %d -> code %d", rpc.func, rpc.sequenceId, response.code)
         self._send_payload(Channel.CONTROL, vs.YtMsg(response=response).SerializeToString())
