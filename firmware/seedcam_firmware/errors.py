@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from seedcam._proto import seedcam_pb2 as pb
 from seedcam.errors import BundleError, SensorError
 
 __all__ = [
@@ -45,7 +46,15 @@ class CameraError(FirmwareError, OSError):
 
 
 class ModelError(FirmwareError):
-    """A model cannot be loaded or run (missing file, not TFLite, wrong shape...)."""
+    """A model cannot be loaded or run (missing file, not TFLite, wrong shape...).
+
+    Attributes:
+        reason: machine-readable cause: ``not_tflite``, ``input_shape`` or ``model`` (anything else).
+    """
+
+    def __init__(self, message: str, reason: str = "model") -> None:
+        super().__init__(message)
+        self.reason = reason
 
 
 class UpdateRefused(FirmwareError, BundleError):
@@ -57,7 +66,7 @@ class UpdateRefused(FirmwareError, BundleError):
         status: the status code to answer with (a ``seedcam.v1.StatusCode`` value).
     """
 
-    def __init__(self, reason: str, message: str, status: int = 1) -> None:
+    def __init__(self, reason: str, message: str, status: int = pb.STATUS_INVALID_ARGUMENT) -> None:
         super().__init__(message)
         self.reason = reason
         self.status = status

@@ -27,13 +27,8 @@ __all__ = ["selftest_firmware", "selftest_model"]
 _FIRMWARE_SELFTEST_TIMEOUT_S = 60.0
 
 
-def _refusal_for(exc: Exception) -> UpdateRefused:
-    text = str(exc)
-    if "not a TFLite file" in text:
-        return UpdateRefused("not_tflite", f"self-test: {text}")
-    if "input shape" in text:
-        return UpdateRefused("input_shape", f"self-test: {text}")
-    return UpdateRefused("model", f"self-test: {text}")
+def _refusal_for(exc: ModelError) -> UpdateRefused:
+    return UpdateRefused(exc.reason, f"self-test: {exc}")
 
 
 def selftest_model(slot_dir: Path, header: BundleHeader, *, num_threads: int = 1) -> tuple[ModelManifest, float]:

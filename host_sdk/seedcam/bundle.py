@@ -46,6 +46,7 @@ __all__ = [
     "BundleFile",
     "BundleHeader",
     "Signature",
+    "SignatureError",
     "block_hashes",
     "build_bundle",
     "iter_payload",
@@ -456,6 +457,14 @@ def sign_bundle(bundle: Bundle, private_key: bytes) -> Bundle:
     return Bundle(bundle.header, signature, bundle.payload)
 
 
+class SignatureError(BundleError):
+    """A bundle's signature does not pass; ``reason`` is ``unsigned``, ``unknown_key`` or ``bad_signature``."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
 def verify_signature(header: BundleHeader, signature: Signature | None, public_keys: Sequence[bytes]) -> str:
     """Check a header's signature against trusted raw ed25519 public keys.
 
@@ -463,14 +472,13 @@ def verify_signature(header: BundleHeader, signature: Signature | None, public_k
         The key id that verified it.
 
     Raises:
-        BundleError: unsigned, signed by an unknown key, or the signature does not
-            verify (a tampered header). The message starts with ``unsigned``,
-            ``unknown key`` or ``bad signature``.
+        SignatureError: unsigned, signed by an unknown key, or the signature does not
+            verify (a tampered header); its ``reason`` says which.
     """
     if signature is None:
-        raise BundleError("unsigned bundle: a signature is required")
+        raise SignatureError("unsigned", "unsigned bundle: a signature is required")
     if signature.alg != "ed25519":
-        raise BundleError(f"bad signature: unsupported algorithm {signature.alg!r}")
+        raise SignatureError("bad_signature", f"bad signature: unsupported algorithm {signature.alg!r}")
     ed25519 = _crypto()
     from cryptography.exceptions import InvalidSignature
 
@@ -480,6 +488,9 @@ def verify_signature(header: BundleHeader, signature: Signature | None, public_k
         try:
             ed25519.Ed25519PublicKey.from_public_bytes(raw).verify(signature.signature, SIGNING_CONTEXT + header.raw)
         except InvalidSignature:
-            raise BundleError(f"bad signature: does not verify with key {signature.key_id}") from None
+            message = f"bad signature: does not verify with key {signature.key_id}"
+            raise SignatureError("bad_signature", message) from None
         return signature.key_id
-    raise BundleError(f"unknown key: the bundle is signed by key {signature.key_id}, which this device does not trust")
+    raise SignatureError(
+        "unknown_key", f"unknown key: the bundle is signed by key {signature.key_id}, which this device does not trust"
+    )

@@ -53,7 +53,7 @@ def load_interpreter(model_path: str | Path, *, num_threads: int = 2, delegate: 
     with path.open("rb") as fh:
         head = fh.read(8)
     if len(head) < 8 or head[4:8] != _TFLITE_MAGIC:
-        raise ModelError(f"not a TFLite file (no TFL3 identifier): {path}")
+        raise ModelError(f"not a TFLite file (no TFL3 identifier): {path}", reason="not_tflite")
     mod = _interpreter_module()
     delegates = []
     if delegate is not None:
@@ -132,7 +132,10 @@ class Model:
             )
         got_shape = tuple(int(v) for v in self._input["shape"])
         if input_shape is not None and got_shape != tuple(input_shape):
-            raise ModelError(f"{self.path}: input shape {got_shape} does not match the manifest's {tuple(input_shape)}")
+            raise ModelError(
+                f"{self.path}: input shape {got_shape} does not match the manifest's {tuple(input_shape)}",
+                reason="input_shape",
+            )
         if outputs is not None:
             _check_outputs(self.path, out_details, outputs, by_order=by_order)
             out_details = {name: out_details[name] for name in outputs}
