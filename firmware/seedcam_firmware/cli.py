@@ -116,8 +116,10 @@ def _run(args: argparse.Namespace) -> int:
             pass
     finally:
         daemon.stop()
-    if daemon.restart_requested and os.environ.get("SEEDCAM_FW_SUPERVISED"):
-        return 3  # the supervisor restarts us (into a new firmware slot on trial, after an update)
+    from seedcam_firmware.supervisor import EXIT_RESTART, SUPERVISED_ENV
+
+    if daemon.restart_requested and os.environ.get(SUPERVISED_ENV):
+        return EXIT_RESTART  # the supervisor restarts us (into a new firmware slot on trial, after an update)
     if daemon.restart_requested:  # a host asked for a reboot: start afresh, same arguments, same process id
         sys.stdout.flush()
         os.execv(sys.executable, [sys.executable, "-m", "seedcam_firmware.cli", *sys.argv[1:]])

@@ -546,19 +546,24 @@ def flash(
     *,
     progress: Callable[[PushProgress], None] | None = None,
     confirm_timeout: float = 90.0,
-    **push_options: float,
+    timeout: float = 10.0,
+    install_timeout: float = 120.0,
+    resume_timeout: float = 60.0,
+    chunk_size: int | None = None,
+    window: int | None = None,
 ) -> FlashResult:
     """Install a firmware bundle: the sensor restarts into it on trial and must confirm its health.
 
     The sensor must run under ``seedcam-firmware supervise`` (the part that boots
-    the trial slot and reverts a firmware that does not confirm).
+    the trial slot and reverts a firmware that does not confirm); otherwise it
+    refuses the bundle at once (``reason == "unsupervised"``).
 
     Args:
         sensor: an open sensor (it reconnects by itself across the restart).
         path: a firmware bundle (``seedcam-tools bundle firmware``).
         progress: as for :func:`push_bundle`.
         confirm_timeout: seconds to wait for the new firmware to confirm, or to be reverted.
-        **push_options: passed to :func:`push_bundle`.
+        timeout, install_timeout, resume_timeout, chunk_size, window: as for :func:`push_bundle`.
 
     Raises:
         UpdateRefused: refused, or ``reason == "reverted"`` when the new firmware
@@ -568,7 +573,10 @@ def flash(
     bundle_header = read_bundle(path, check=False).header
     if bundle_header.kind != "firmware":
         raise ValueError(f"{path} is a {bundle_header.kind} bundle, not a firmware bundle")
-    result = push_bundle(sensor, path, progress=progress, **push_options)  # type: ignore[arg-type]
+    result = push_bundle(
+        sensor, path, progress=progress, timeout=timeout, install_timeout=install_timeout,
+        resume_timeout=resume_timeout, chunk_size=chunk_size, window=window,
+    )
     slot, version = result.install.slot, bundle_header.version
     deadline = time.monotonic() + confirm_timeout
     while time.monotonic() < deadline:

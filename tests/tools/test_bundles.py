@@ -8,7 +8,15 @@ from pathlib import Path
 import pytest
 from conftest import MODELS
 
-from seedcam.bundle import MAGIC, read_bundle, read_header, sign_bundle, verify_signature, write_bundle
+from seedcam.bundle import (
+    MAGIC,
+    SignatureError,
+    read_bundle,
+    read_header,
+    sign_bundle,
+    verify_signature,
+    write_bundle,
+)
 from seedcam.errors import BundleError
 from seedcam_tools.bundles import build_model_bundle, generate_keypair, load_public_key
 from seedcam_tools.cli import main as tools_main
@@ -58,13 +66,16 @@ def test_signature_verifies_only_with_the_right_key_and_an_untouched_header(lane
     good, other = generate_keypair(), generate_keypair()
     signed = sign_bundle(lane_bundle, good.private)
     assert verify_signature(signed.header, signed.signature, [other.public, good.public]) == good.key_id
-    with pytest.raises(BundleError, match="^unsigned"):
+    with pytest.raises(SignatureError, match="^unsigned") as err:
         verify_signature(lane_bundle.header, None, [good.public])
-    with pytest.raises(BundleError, match="^unknown key"):
+    assert err.value.reason == "unsigned" and isinstance(err.value, BundleError)
+    with pytest.raises(SignatureError, match="^unknown key") as err:
         verify_signature(signed.header, signed.signature, [other.public])
+    assert err.value.reason == "unknown_key"
     forged = type(signed.header).parse(signed.header.raw.replace(b'"security_counter":3', b'"security_counter":9'))
-    with pytest.raises(BundleError, match="^bad signature"):
+    with pytest.raises(SignatureError, match="^bad signature") as err:
         verify_signature(forged, signed.signature, [good.public])
+    assert err.value.reason == "bad_signature"
 
 
 def test_bundle_commands_keygen_model_sign_verify_inspect(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
@@ -82,3 +93,24 @@ def test_bundle_commands_keygen_model_sign_verify_inspect(tmp_path: Path, capsys
     public = load_public_key(key.with_suffix(".pub"))
     assert shown["security_counter"] == 4 and shown["signed_by"] == read_bundle(out).signature.key_id
     assert shown["signed_by"] == __import__("seedcam.bundle").bundle.key_id(public)
+
+
+def test_sign_file_replaces_the_bundle_atomically(lane_bundle, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    from seedcam_tools.bundles import sign_file
+
+    path = write_bundle(lane_bundle, tmp_path / "lane.scb")
+    before = path.read_bytes()
+    pair = generate_keypair()
+
+    def disk_full(fd: int) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", disk_full)
+    with pytest.raises(OSError):
+        sign_file(path, pair.private)
+    assert path.read_bytes() == before and [p.name for p in tmp_path.iterdir()] == ["lane.scb"]
+    monkeypatch.undo()
+    sign_file(path, pair.private)
+    assert read_bundle(path).signature is not None and path.read_bytes() != before

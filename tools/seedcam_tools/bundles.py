@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import tempfile
 import zipfile
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -254,12 +255,27 @@ def wheel_from_source(
 def sign_file(path: Path, private_key: bytes, out: Path | None = None) -> Path:
     """Sign a bundle file in place (or into ``out``); returns the written path.
 
+    The file is replaced atomically (temp file, fsync, rename): a crash leaves the
+    old bundle or the signed one, never a truncated file.
+
     Raises:
         BundleError: the file is not a valid bundle.
     """
     bundle = read_bundle(path)
-    target = out or path
-    target.write_bytes(sign_bundle(bundle, private_key).to_bytes())
+    target = Path(out or path)
+    data = sign_bundle(bundle, private_key).to_bytes()
+    mode = target.stat().st_mode & 0o777 if target.exists() else 0o644
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    try:
+        os.fchmod(fd, mode)  # mkstemp's 0600 would make a shared bundle unreadable to others
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
     return target
 
 
