@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import re
 import signal
 import subprocess
 import sys
 import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -16,6 +18,8 @@ import seedcam
 from seedcam import updates
 from seedcam.bundle import write_bundle
 from seedcam.errors import UpdateRefused
+from seedcam_firmware import __version__ as INSTALLED
+from seedcam_firmware.transfer import CRASH_ENV
 from seedcam_tools.bundles import build_firmware_bundle, wheel_from_source
 
 pytestmark = pytest.mark.e2e
@@ -30,40 +34,54 @@ def firmware_bundle(tmp_path: Path, version: str, **replace: str) -> Path:
 
 
 @pytest.fixture
-def supervised(tmp_path: Path):  # type: ignore[no-untyped-def]
-    link = tmp_path / "sensor"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "seedcam_firmware.cli", "supervise", "--", "--pty-link", str(link), "--fps", "15",
-         "--set", f"updates.dir={tmp_path / 'storage'}", "--set", "updates.confirm_timeout_s=8",
-         "--set", f"models.dir={MODELS}"],
-        stdout=subprocess.PIPE, stderr=(tmp_path / "fw.log").open("w"), text=True, cwd=tmp_path,
-    )
-    ready = threading.Event()
+def supervise(tmp_path: Path) -> Iterator[Callable[..., str]]:
+    """Start ``seedcam-firmware supervise`` (with extra environment variables); returns the link path."""
+    procs: list[subprocess.Popen[str]] = []
 
-    def watch() -> None:
-        for line in proc.stdout:  # type: ignore[union-attr]
-            if re.search(r"link at ", line):
-                ready.set()
+    def start(**env: str) -> str:
+        link = tmp_path / "sensor"
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "seedcam_firmware.cli", "supervise", "--", "--pty-link", str(link), "--fps", "15",
+             "--set", f"updates.dir={tmp_path / 'storage'}", "--set", "updates.confirm_timeout_s=8",
+             "--set", f"models.dir={MODELS}"],
+            stdout=subprocess.PIPE, stderr=(tmp_path / "fw.log").open("w"), text=True, cwd=tmp_path,
+            env={**os.environ, **env},
+        )
+        procs.append(proc)
+        ready = threading.Event()
 
-    threading.Thread(target=watch, daemon=True).start()
-    for _ in range(300):  # up to 60 s, failing at once when the supervisor exits
-        if ready.wait(0.2) or proc.poll() is not None:
-            break
-    assert ready.is_set(), (tmp_path / "fw.log").read_text()
-    yield str(link)
-    proc.send_signal(signal.SIGTERM)
-    try:
-        proc.wait(15)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait(5)
+        def watch() -> None:
+            for line in proc.stdout:  # type: ignore[union-attr]
+                if re.search(r"link at ", line):
+                    ready.set()
+
+        threading.Thread(target=watch, daemon=True).start()
+        for _ in range(300):  # up to 60 s, failing at once when the supervisor exits
+            if ready.wait(0.2) or proc.poll() is not None:
+                break
+        assert ready.is_set(), (tmp_path / "fw.log").read_text()
+        return str(link)
+
+    yield start
+    for proc in procs:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(5)
+
+
+@pytest.fixture
+def supervised(supervise: Callable[..., str]) -> str:
+    return supervise()
 
 
 def test_a_firmware_that_confirms_stays_and_one_that_never_does_is_reverted(supervised: str, tmp_path: Path) -> None:
     good = firmware_bundle(tmp_path, "0.1.1")
     hanging = firmware_bundle(tmp_path, "0.1.2", **{"seedcam_firmware/cli.py": HANGS_AT_START})
     with seedcam.open(supervised, timeout=10) as sensor:
-        assert sensor.device_info.firmware_version == "0.1.0"
+        assert sensor.device_info.firmware_version == INSTALLED
         done = updates.flash(sensor, good, confirm_timeout=60)
         assert (done.version, done.slot) == ("0.1.1", "a")
         assert sensor.info().firmware_version == "0.1.1"
@@ -75,4 +93,21 @@ def test_a_firmware_that_confirms_stays_and_one_that_never_does_is_reverted(supe
         assert sensor.info().firmware_version == "0.1.1"  # the previous firmware came back by itself
         (firmware,) = [g for g in updates.list_slots(sensor) if g.name == "firmware"]
         assert firmware.active.slot == "a" and firmware.running == "0.1.1"
+        assert sensor.recv(timeout=10) is not None
+
+
+def test_a_power_cut_during_the_trial_brings_the_old_firmware_back(
+    supervise: Callable[..., str], tmp_path: Path
+) -> None:
+    """The trial firmware dies (kill -9) just before it would confirm: the supervisor boots the old one."""
+    link = supervise(**{CRASH_ENV: "firmware_trial"})  # only a firmware on trial reaches that step
+    new = firmware_bundle(tmp_path, "0.1.3")
+    with seedcam.open(link, timeout=10) as sensor:
+        assert sensor.device_info.firmware_version == INSTALLED
+        with pytest.raises(UpdateRefused) as refused:
+            updates.flash(sensor, new, confirm_timeout=60)
+        assert refused.value.reason == "reverted"
+        assert sensor.info().firmware_version == INSTALLED
+        (firmware,) = [g for g in updates.list_slots(sensor) if g.name == "firmware"]
+        assert firmware.active is None and all(s.state != "trial" for s in firmware.slots)
         assert sensor.recv(timeout=10) is not None

@@ -21,7 +21,7 @@ from corrupting_proxy import CorruptingProxy
 import seedcam
 from seedcam import updates
 from seedcam._proto import seedcam_pb2 as pb
-from seedcam.bundle import write_bundle
+from seedcam.bundle import read_bundle, write_bundle
 from seedcam.cli import main as seedcam_main
 from seedcam.errors import BundleError, UpdateRefused
 from seedcam.transport import open_transport
@@ -61,7 +61,7 @@ def start(firmware_factory, tmp_path: Path, *extra: str):  # noqa: ANN001, ANN20
 
 def test_push_rollback_delete_through_the_cli_while_results_stream(firmware_factory, tmp_path: Path) -> None:
     fw = start(firmware_factory, tmp_path)
-    first = bundle_file(tmp_path, "lane-1.1.scb", version="1.1.0", counter=1)
+    first = bundle_file(tmp_path, "lane-1.1.scb", version="1.1.0", counter=2)  # same counter: may be rolled back to
     second = bundle_file(tmp_path, "lane-1.2.scb", version="1.2.0", counter=2, precision="float32")
     out = io.StringIO()
     assert seedcam_main(["--port", fw.link, "models", "push", str(first), "-q"], out) == 0
@@ -139,16 +139,24 @@ def test_damaged_chunks_are_rejected_and_resent(firmware_factory, tmp_path: Path
                             to_device=lambda i: "flip" if i % 4 == 1 else None)
     try:
         with seedcam.open("pair://update-proxy", timeout=5, reconnect=False) as sensor:
+            wait_until(lambda: sensor.health is not None, 10, "a health report")
+            crc_before = sensor.health.link.crc_errors
             proxy.to_device.enabled.set()
             done = updates.push_bundle(sensor, path, chunk_size=8192, timeout=1.0)
             proxy.to_device.enabled.clear()
             assert proxy.to_device.damaged >= 3
             assert done.bytes_sent > done.payload_size  # the damaged chunks were sent again
             assert done.activated
-            assert sensor.health is None or sensor.health.link.crc_errors >= 0
+            # the device counted the damaged frames as CRC errors (a health report after the push says so)
+            wait_until(lambda: sensor.health.link.crc_errors > crc_before, 10, "the device's CRC error count")
             (lane,) = updates.list_slots(sensor)
-            assert lane.active is not None and lane.active.sha256 == hashlib.sha256(
-                Path(path).read_bytes()[-done.payload_size:]).hexdigest()
+            assert lane.active is not None
+            # what the device stored, read back from its disk, is exactly the bundle's files
+            bundle = read_bundle(path)
+            slot_dir = tmp_path / "storage" / "slots" / "lane" / lane.active.slot
+            for entry in bundle.header.files:
+                stored = hashlib.sha256((slot_dir / entry.name).read_bytes()).hexdigest()
+                assert stored == hashlib.sha256(bundle.file_bytes(entry)).hexdigest() == entry.sha256, entry.name
     finally:
         proxy.close()
         device_side.close()

@@ -13,14 +13,15 @@ from seedcam_tools.cli import main as tools_main
 
 def test_bench_push_reports_line_rate_ratio_and_pty_throughput(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     out = tmp_path / "bench.json"
-    argv = ["bench", "push", "--models", str(MODELS), "--uart-bytes", "40000", "--pty-pushes", "1",
+    # 120 kB at 115200 baud (~11 s): long enough that the first round trip and the slow start weigh
+    # under the 10 % (the throttle is simulated, so the figure depends on scheduling only)
+    argv = ["bench", "push", "--models", str(MODELS), "--uart-bytes", "120000", "--pty-pushes", "3",
             "--json", str(out), "-q"]
     assert tools_main(argv) == 0
     printed = capsys.readouterr().out
     report = json.loads(out.read_text())
     ratio, mbps = report["uart"]["line_rate_ratio"], report["pty"]["data_MBps_median"]
     assert f"{ratio * 100:.1f} % of the 8N1 line rate" in printed and f"{mbps:.2f} MB/s" in printed
-    # a short run on a busy machine: the first round trip weighs more than in the full benchmark (>= 90 %)
-    assert 0.75 <= ratio <= 1.0
-    assert mbps >= 1.0
+    assert 0.90 <= ratio <= 1.0  # the figure at 115200 baud
+    assert mbps >= 2.0  # the figure on a pty: the median of 3 pushes
     assert report["uart"]["results_during_push"] > 0  # results kept streaming during the push
