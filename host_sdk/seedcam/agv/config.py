@@ -56,7 +56,8 @@ class AgvConfig:
     accel_mps2: float = 0.8
     decel_mps2: float = 1.2
     # watchdog
-    watchdog_timeout_s: float = 0.15  #: no fresh result for this long: throttle 0
+    #: no fresh result for this long: throttle 0 (10 ms under the 150 ms requirement, for the loop's wake-up)
+    watchdog_timeout_s: float = 0.14
     watchdog_good_frames: int = 5  #: good results in a row that release the latch
     coast_distance_m: float = 0.5  #: lane lost with the sensor alive: coast at most this far
     coast_speed_mps: float = 0.25
@@ -78,6 +79,7 @@ class AgvConfig:
     camera_height_m: float = 0.12
     sign_face_m: float = 0.10  #: side of a sign's face
     sign_centre_height_m: float = 0.17
+    sign_box_pad_px: float = 1.0  #: how many pixels a detector's box is wider than the face it covers
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):

@@ -18,7 +18,7 @@ from seedcam.types import Box, Detection, Result
 
 __all__ = ["SignEvent", "SignPolicy", "sign_distance"]
 
-_EDGE = 0.004  #: a box this close to the image's left/right edge is clipped: its width is not the sign's
+_EDGE = 0.004  #: a box this close to the image's top or bottom edge is clipped: its height is not the sign's
 _STOPPED_MPS = 0.01
 
 
@@ -43,27 +43,41 @@ class SignEvent:
 
 
 def sign_distance(box: Box, frame_width: int, frame_height: int, config: AgvConfig) -> float | None:
-    """Forward distance (m, car frame) from the camera's floor point to a sign, from its box.
+    """Forward distance (m, car frame) from the camera's floor point to a sign, from its box's height.
 
-    A face of side ``s`` at camera depth ``z`` spans ``f * s / z`` pixels; the depth
-    becomes a forward distance with the camera's pitch and height. A box cut by
-    the image's left or right edge is measured by its height only.
+    The top and bottom edges of an upright face at a known height project to
+    rows that depend only on its forward distance (not on its lateral place),
+    so the box's height is inverted exactly through the pitched pinhole camera.
+    The width is not used: off the optical axis a pitched camera slants the
+    face's sides, which widens its box.
 
     Returns:
-        The distance, or None for a degenerate box.
+        The distance, or None for a degenerate box or one cut by the top or bottom of the image.
     """
     if frame_width <= 0 or frame_height <= 0:
         return None
-    focal = (frame_width / 2.0) / math.tan(config.camera_hfov_rad / 2.0)
-    w_px, h_px = box.width * frame_width, box.height * frame_height
-    clipped = box.x_min <= _EDGE or box.x_max >= 1.0 - _EDGE
-    size = h_px if clipped else 0.5 * (w_px + h_px)
+    if box.y_min <= _EDGE or box.y_max >= 1.0 - _EDGE:
+        return None
+    size = box.height * frame_height - config.sign_box_pad_px  # the face's own projected height
     if size < 2.0:
         return None
-    depth = focal * config.sign_face_m / size
-    p = config.camera_pitch_rad
-    rise = config.sign_centre_height_m - config.camera_height_m
-    return (depth + math.sin(p) * rise) / math.cos(p)
+    focal = (frame_width / 2.0) / math.tan(config.camera_hfov_rad / 2.0)
+    c, s = math.cos(config.camera_pitch_rad), math.sin(config.camera_pitch_rad)
+    top = config.sign_centre_height_m + config.sign_face_m / 2 - config.camera_height_m
+    bottom = top - config.sign_face_m
+
+    def height_px(x: float) -> float:
+        return focal * ((-s * x - c * bottom) / (c * x - s * bottom) - (-s * x - c * top) / (c * x - s * top))
+
+    near, far = 0.1, 20.0  # height_px falls as x grows
+    if size >= height_px(near):
+        return near
+    if size <= height_px(far):
+        return None
+    for _ in range(50):
+        mid = 0.5 * (near + far)
+        near, far = (mid, far) if height_px(mid) > size else (near, mid)
+    return 0.5 * (near + far)
 
 
 def _number(text: str) -> float | None:

@@ -59,14 +59,16 @@ class SimOptions:
 
     Attributes:
         laps: laps to drive.
+        start_s: where the car starts (arc length of its front axle on the track).
+        distance_m: drive this far instead of ``laps`` laps (a single stop-sign approach, say).
         seed: seed of the track's look, lane width, sensor noise and link impairments.
         latency_s, drop_rate, corrupt_rate: the link's impairments (see :class:`LinkImpairment`).
         image_noise: the camera's noise sigma (0..1 scale); None keeps the seed's.
         fps: camera frame rate.
         detect: run the detector (None: when its bundle exists).
         max_lap_s: give up when a lap takes longer.
-        cut_link_after_s: cut the link this long after the car starts (watchdog tests); the run then
-            ends ``run_after_cut_s`` later.
+        cut_link_after_s: cut the link this long after the car starts, at the first moment it drives
+            faster than 0.2 m/s (watchdog tests); the run then ends ``run_after_cut_s`` later.
         run_after_cut_s: see above.
         agv: controller settings.
         vehicle: the simulated car.
@@ -76,6 +78,8 @@ class SimOptions:
 
     laps: int = 1
     seed: int = 0
+    start_s: float = 0.0
+    distance_m: float | None = None
     latency_s: float = 0.06
     drop_rate: float = 0.05
     corrupt_rate: float = 0.0
@@ -153,15 +157,16 @@ class _World:
         self.track = track
         self.options = options
         L = options.vehicle.wheelbase_m
-        x, y, yaw = track.pose(0.0)
+        x, y, yaw = track.pose(options.start_s)
         self.model = BicycleModel(options.vehicle, x - L * math.cos(yaw), y - L * math.sin(yaw), yaw)
+        self.goal_m = options.distance_m if options.distance_m is not None else options.laps * track.length
         self.samples: list[Sample] = []
         self.reason = "start"
         self.t0: float | None = None  #: set when the controller starts: samples are logged from then on
         self.done = threading.Event()
         self.outcome = ""
-        self.s_total = 0.0
-        self._s = 0.0
+        self.s_total = options.start_s  #: the front axle's unwrapped arc length
+        self._s = options.start_s % track.length
         self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         self._sock.setblocking(False)
         self._target = scene_socket
@@ -202,8 +207,8 @@ class _World:
             _, rear_lateral = self.track.project(state.x, state.y, s - L)
             t = now - self.t0
             self.samples.append(Sample(t, fx, fy, self.s_total, lateral, rear_lateral, state.speed_mps, self.reason))
-            laps_done = self.s_total / length
-            if laps_done >= self.options.laps:
+            laps_done = (self.s_total - self.options.start_s) / length
+            if self.s_total - self.options.start_s >= self.goal_m:
                 self._finish("laps done")
             elif abs(lateral) > _ABORT_ERROR_M:
                 self._finish(f"the car left the track at {self.s_total:.2f} m")
@@ -261,6 +266,8 @@ def run_simulation(options: SimOptions) -> SimRun:
             nonlocal cut_at
             if options.cut_link_after_s is not None:
                 if not world.done.wait(options.cut_link_after_s):
+                    while world.model.state.speed_mps < 0.2 and not world.done.wait(0.01):
+                        pass  # cut while the car drives, so the test sees the throttle go to 0
                     cut_at = link.cut() - start
                     world.done.wait(options.run_after_cut_s)
                     world._finish("link cut")
@@ -311,36 +318,37 @@ def _metrics(
         outside = now_outside
     lap_times: list[float] = []
     for s in samples:
-        if s.s_total >= (len(lap_times) + 1) * track.length:
+        if s.s_total - options.start_s >= (len(lap_times) + 1) * track.length:
             lap_times.append(s.t - (sum(lap_times) if lap_times else 0.0))
     events = collections.Counter(e.kind for e in controller.events)
     completed = outcome in ("laps done", "link cut")
     return RunMetrics(
         seeds=[options.seed],
-        laps=options.laps,
+        laps=options.laps if options.distance_m is None else 0,
         error_mean_m=sum(errors) / len(errors) if errors else math.nan,
         error_p95_m=percentile(errors, 95),
         error_max_m=max(errors) if errors else math.nan,
         departures=departures,
         lap_times_s=lap_times,
-        stops=_stops(track, samples),
+        stops=_stops(track, samples, options.start_s),
         sign_events=dict(events),
         completed=completed,
         note="" if completed else outcome,
     )
 
 
-def _stops(track: Track, samples: list[Sample]) -> list[StopEvent]:
-    """One event per stop line the car reached: its longest full stop within 1 m before the line."""
+def _stops(track: Track, samples: list[Sample], start_s: float) -> list[StopEvent]:
+    """One event per stop line the car approached: its longest full stop within 1 m before the line."""
     if not samples:
         return []
     out: list[StopEvent] = []
     furthest = samples[-1].s_total
-    lap = 0
+    first_lap = math.floor(start_s / track.length)
+    lap = first_lap
     while lap * track.length < furthest:
         for line in track.stop_lines:
             line_total = lap * track.length + line
-            if furthest < line_total - 0.3:
+            if line_total < start_s + 0.5 or furthest < line_total - 0.3:
                 continue
             best_hold, best_gap, run_start = 0.0, math.nan, None
             for s in samples:
@@ -352,6 +360,6 @@ def _stops(track: Track, samples: list[Sample]) -> list[StopEvent]:
                         best_hold, best_gap = hold, line_total - s.s_total
                 else:
                     run_start = None
-            out.append(StopEvent(lap + 1, line_total, best_gap, best_hold))
+            out.append(StopEvent(lap - first_lap + 1, line_total, best_gap, best_hold))
         lap += 1
     return out

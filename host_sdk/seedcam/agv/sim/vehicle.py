@@ -94,7 +94,7 @@ class BicycleModel:
             accel = (cmd.speed_mps - v) / p.speed_tau_s
             accel = max(-p.max_decel_mps2, min(p.max_accel_mps2, accel))
             v_new = v + accel * h
-            if cmd.speed_mps == 0.0 and v * v_new <= 0.0:
+            if cmd.speed_mps == 0.0 and (v * v_new <= 0.0 or abs(v_new) < 1e-3):
                 v_new = 0.0  # braking holds the car
             v = v_new
             yaw += v * math.tan(delta) / p.wheelbase_m * h
