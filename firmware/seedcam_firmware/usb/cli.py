@@ -1,6 +1,6 @@
 """``seedcam-firmware usb-gadget up|down|bind|unbind``: the board's USB gadget from the command line.
 
-A board's boot sequence (see ``firmware/systemd/seedcam.service``)::
+A board's boot sequence (see ``deploy/systemd/seedcam.service``)::
 
     seedcam-firmware usb-gadget up --config /etc/seedcam/firmware.toml
     seedcam-firmware run --config /etc/seedcam/firmware.toml --link ffs:///dev/ffs-seedcam &

@@ -92,7 +92,7 @@ def map_usb_error(exc: BaseException, what: str) -> SensorError:
         return SensorTimeout(f"{what}: timed out")
     hint = ""
     if code == errno.EACCES:
-        hint = " (permission denied: install firmware/udev/70-seedcam.rules, or run as root)"
+        hint = " (permission denied: install deploy/udev/70-seedcam.rules, or run as root)"
     elif code == errno.EBUSY:
         hint = " (another program has claimed the sensor's bulk interface)"
     elif code in _GONE:
