@@ -6,10 +6,13 @@ on a pty with 60 ms latency and 5 % dropped result frames, the real SDK, the sim
 
 from __future__ import annotations
 
+import io
+import json
 from pathlib import Path
 
 import pytest
 
+from seedcam import cli
 from seedcam.agv.sim import SimOptions, detector_available, run_simulation
 
 pytestmark = pytest.mark.e2e
@@ -18,22 +21,26 @@ MEAN_M, P95_M = 0.02, 0.05
 needs_detector = pytest.mark.skipif(not detector_available(), reason="models/detect is not built yet")
 
 
-def test_one_lap_meets_the_lane_keeping_thresholds_and_draws_the_lap(tmp_path: Path) -> None:
-    run = run_simulation(SimOptions(laps=1, seed=0, latency_s=0.06, drop_rate=0.05, workdir=str(tmp_path)))
-    m = run.metrics
-    assert m.completed and len(m.lap_times_s) == 1, (m.note, run.firmware_log)
-    assert m.error_mean_m <= MEAN_M, m
-    assert m.error_p95_m <= P95_M, m
-    assert m.departures == 0, m
-    assert 0.02 < m.results_dropped_by_link / (m.results_received + m.results_dropped_by_link) < 0.09
-    assert 0.05 < m.mean_result_age_s < 0.25  # the 60 ms link latency is seen (and compensated)
+def test_agv_sim_one_lap_meets_the_lane_keeping_thresholds_and_draws_the_lap(tmp_path: Path) -> None:
+    """``seedcam agv-sim --laps 1 --seed 0 --json``: the benchmark's thresholds on one lap, and the PNG."""
+    out = io.StringIO()
+    png = tmp_path / "lap.png"
+    code = cli.main(["agv-sim", "--laps", "1", "--seed", "0", "--latency-ms", "60", "--drop", "0.05",
+                     "--json", "--png", str(png)], out)  # fmt: skip
+    assert code == 0
+    m = json.loads(out.getvalue())
+    assert m["completed"] and len(m["lap_times_s"]) == 1, m["note"]
+    assert m["error_mean_m"] <= MEAN_M, m
+    assert m["error_p95_m"] <= P95_M, m
+    assert m["departures"] == 0, m
+    dropped, received = m["results_dropped_by_link"], m["results_received"]
+    assert 0.02 < dropped / (received + dropped) < 0.09
+    assert 0.05 < m["mean_result_age_s"] < 0.25  # the 60 ms link latency is there (and compensated)
     if detector_available():
-        assert len(m.stops) == 1 and m.stops[0].ok, m.stops
-    from seedcam.agv.sim.plot import plot_run
-
-    png = plot_run(run, tmp_path / "lap.png")
+        assert len(m["stops"]) == 1 and m["stops"][0]["ok"], m["stops"]
     data = png.read_bytes()
     assert data.startswith(b"\x89PNG\r\n\x1a\n") and len(data) > 20_000
+    assert m["png"] == str(png)
 
 
 def test_a_cut_link_gives_throttle_zero_within_150_ms(tmp_path: Path) -> None:

@@ -94,7 +94,18 @@ class RunMetrics:
         out = asdict(self)
         out["stops"] = [dict(asdict(s), ok=s.ok) for s in self.stops]
         out["stops_ok"] = self.stops_ok
-        return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in out.items()}
+        return _json_safe(out)
+
+
+def _json_safe(value: Any) -> Any:
+    """NaN and infinities become None (JSON has no such numbers), recursively."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_safe(v) for v in value]
+    return value
 
 
 def percentile(values: Sequence[float], q: float) -> float:
@@ -151,9 +162,11 @@ def format_table(metrics: RunMetrics) -> str:
         ("stop signs: full stop >= 2 s before the line", f"{metrics.stops_ok} of {len(metrics.stops)}"),
     ]
     for stop in metrics.stops:
-        rows.append(
-            (f"  lap {stop.lap} stop", f"{stop.stopped_before_m * cm:.1f} cm before the line, held {stop.hold_s:.1f} s")
-        )
+        if math.isnan(stop.stopped_before_m):
+            text = "no full stop before the line"
+        else:
+            text = f"{stop.stopped_before_m * cm:.1f} cm before the line, held {stop.hold_s:.1f} s"
+        rows.append((f"  lap {stop.lap} stop", text))
     rows += [
         ("sign events", ", ".join(f"{k} {v}" for k, v in sorted(metrics.sign_events.items())) or "-"),
         ("results received", str(metrics.results_received)),

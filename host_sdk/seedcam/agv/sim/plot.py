@@ -81,8 +81,13 @@ def plot_run(run: SimRun, path: str | Path) -> Path:
             lap_end += lap_time
             ax_err.axvline(lap_end, color="0.6", lw=0.6)
         for stop in m.stops:
+            text = (
+                "no full stop before the line"
+                if math.isnan(stop.stopped_before_m)
+                else f"stop {stop.hold_s:.1f} s, {stop.stopped_before_m * 100:.0f} cm before line"
+            )
             ax_err.annotate(
-                f"stop {stop.hold_s:.1f} s, {stop.stopped_before_m * 100:.0f} cm before line",
+                text,
                 (next((s.t for s in samples if s.s_total >= stop.line_s_total - 0.3), t[-1]), limit * 0.8),
                 fontsize=8, color="red",
             )  # fmt: skip

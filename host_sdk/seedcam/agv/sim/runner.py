@@ -209,13 +209,14 @@ class _World:
             self.samples.append(Sample(t, fx, fy, self.s_total, lateral, rear_lateral, state.speed_mps, self.reason))
             laps_done = (self.s_total - self.options.start_s) / length
             if self.s_total - self.options.start_s >= self.goal_m:
-                self._finish("laps done")
+                self.finish("laps done")
             elif abs(lateral) > _ABORT_ERROR_M:
-                self._finish(f"the car left the track at {self.s_total:.2f} m")
+                self.finish(f"the car left the track at {self.s_total:.2f} m")
             elif t > self.options.max_lap_s * (math.floor(laps_done) + 1):
-                self._finish(f"lap {math.floor(laps_done) + 1} took longer than {self.options.max_lap_s} s")
+                self.finish(f"lap {math.floor(laps_done) + 1} took longer than {self.options.max_lap_s} s")
 
-    def _finish(self, outcome: str) -> None:
+    def finish(self, outcome: str) -> None:
+        """End the run with ``outcome`` (the first outcome wins)."""
         if not self.done.is_set():
             self.outcome = outcome
             self.done.set()
@@ -270,7 +271,7 @@ def run_simulation(options: SimOptions) -> SimRun:
                         pass  # cut while the car drives, so the test sees the throttle go to 0
                     cut_at = link.cut() - start
                     world.done.wait(options.run_after_cut_s)
-                    world._finish("link cut")
+                    world.finish("link cut")
             world.done.wait()
             loop.request_stop()
 
@@ -279,7 +280,7 @@ def run_simulation(options: SimOptions) -> SimRun:
         try:
             loop.run()
         finally:
-            world._finish(world.outcome or "stopped")
+            world.finish(world.outcome or "stopped")
             watcher.join(timeout=5.0)
         counters = link.counters
         stats = controller.stats
