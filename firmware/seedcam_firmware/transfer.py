@@ -24,7 +24,7 @@ throughout.
 
 ``SEEDCAM_FW_CRASH_AT=<step>`` makes the process kill itself with SIGKILL at a
 named step (``after_begin``, ``mid_chunks``, ``after_last_chunk``,
-``during_selftest``, ``during_activate``, ``firmware_trial``): the tests use it
+``during_selftest``, ``during_activate``, ``before_end_reply``, ``firmware_trial``): the tests use it
 to cut power at each step deterministically.
 """
 
@@ -273,6 +273,8 @@ class UpdateService:
                     replies, self._end_replies = self._end_replies, []
                     if tag is not None:
                         self._last_end = (tag, response)
+            if tag is not None and response.HasField("installed"):
+                crash_point("before_end_reply")  # installed, but the answer dies with the firmware
             for answer in replies:
                 answer(response.SerializeToString())
             if response.installed.restart_pending:

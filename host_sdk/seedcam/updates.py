@@ -351,6 +351,7 @@ def push_bundle(
     start = time.monotonic()
     deadline = start + resume_timeout
     attempts, resumed_from, stats = 0, -1, {"sent": 0, "data_s": 0.0, "chunk": 0, "begins": []}
+    ended = False  # an end was sent: the device may have installed the bundle and lost its answer
     try:
         while True:
             attempts += 1
@@ -369,6 +370,7 @@ def push_bundle(
                 end = pb.UpdateRequest(
                     end=pb.TransferEnd(transfer_tag=state.transfer_tag, sha256=header.sha256, activate=activate)
                 )
+                ended = True
                 report = channel.call_repeating(end, timeout, install_timeout).installed
                 return _result(_install(report), resumed_from, stats, header, start, attempts)
             except (LinkBroken, SensorTimeout):
@@ -379,8 +381,36 @@ def push_bundle(
             except UpdateRefused as exc:
                 if exc.reason != "no_transfer" or attempts > 3:
                     raise
+                installed = _installed_after_lost_answer(sensor, header, activate, timeout) if ended else None
+                if installed is not None:  # e.g. a firmware that restarted into its trial right after answering
+                    return _result(installed, resumed_from, stats, header, start, attempts)
     finally:
         channel.close()
+
+
+def _installed_after_lost_answer(
+    sensor: Sensor, header: BundleHeader, activate: bool, timeout: float
+) -> InstallResult | None:
+    """The install of ``header`` found in the device's slots, when the answer to its end was lost.
+
+    A device that forgot the transfer after an end (it restarted: a firmware update
+    restarts into its trial right after answering) either installed the bundle —
+    a firmware slot on trial or active, a model slot active (or installed when
+    ``activate`` is False) with the header's sha256 — or must be sent it again.
+    """
+    name = "firmware" if header.kind == "firmware" else header.task
+    try:
+        group = next((g for g in list_slots(sensor, timeout) if g.name == name), None)
+    except (LinkBroken, SensorTimeout):
+        return None  # the caller begins again, and waits for the link there
+    for info in group.slots if group is not None else ():
+        if info.sha256 != header.sha256 or info.bundle_id != header.id:
+            continue
+        if header.kind == "firmware" and (info.state == "trial" or info.active):
+            return InstallResult(name, info.slot, info.bundle_id, info.active, 0.0, "", info.state == "trial")
+        if header.kind != "firmware" and (info.active or not activate):
+            return InstallResult(name, info.slot, info.bundle_id, info.active, 0.0, "", False)
+    return None
 
 
 def _result(install: InstallResult, resumed_from: int, stats: dict, header: BundleHeader, start: float,

@@ -297,3 +297,32 @@ def test_push_resumes_by_itself_across_a_firmware_restart(firmware_factory, tmp_
     # resumed from the journal, not started over: what was acknowledged before the kill was not sent again
     # (at most the torn block and the chunks in flight were)
     assert result.bytes_sent < result.payload_size + 60_000
+
+
+def test_an_install_whose_answer_died_with_the_firmware_is_found_not_sent_again(
+    firmware_factory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The device installed the bundle and went down before answering the end (as a firmware update does)."""
+    path = bundle_file(tmp_path, "lane.scb", version="6.0.0", counter=1)
+    monkeypatch.setenv(CRASH_ENV, "before_end_reply")
+    fw = start(firmware_factory, tmp_path)
+    monkeypatch.delenv(CRASH_ENV)
+    outcome: dict[str, object] = {}
+    with seedcam.open(fw.link, timeout=10) as sensor:
+        def push() -> None:
+            try:
+                outcome["result"] = updates.push_bundle(sensor, path, timeout=3)
+            except Exception as exc:  # noqa: BLE001 - reported below
+                outcome["error"] = exc
+
+        pusher = threading.Thread(target=push)
+        pusher.start()
+        fw.proc.wait(60)
+        assert fw.proc.returncode == -9, "the firmware did not die before answering the end"
+        start(firmware_factory, tmp_path)
+        pusher.join(90)
+        assert "error" not in outcome, outcome
+        result = outcome["result"]
+        assert result.install.slot == "a" and result.activated  # the slot it was installed in: not a second copy
+        assert result.bytes_sent == result.payload_size  # nothing sent twice
+        assert lane_model(sensor).version == "6.0.0"
