@@ -37,7 +37,7 @@ import signal
 import struct
 import threading
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -122,7 +122,7 @@ class UpdateService:
         self._busy = False
         self._mid_reported = False
         self._bad_blocks: dict[int, int] = {}  # block offset -> hash failures in this transfer
-        self._ending: int | None = None  # tag of the transfer being installed
+        self._ending: Hashable | None = None  # what the worker runs: a transfer tag (an end) or a begin
         self._end_replies: list[Callable[[bytes], None]] = []
         self._last_end: tuple[int, pb.UpdateResponse] | None = None
         self._stop = threading.Event()
@@ -218,7 +218,8 @@ class UpdateService:
             if kind == "chunk":
                 reply(self._on_chunk(request.chunk).SerializeToString())
             elif kind == "begin":  # a resume rehashes the part file: not on the reader thread
-                self._in_worker(reply, lambda: self._on_begin(request.begin))
+                # a repeated begin (the host resends one whose answer is slow to come) joins the running one
+                self._in_worker(reply, lambda: self._on_begin(request.begin), tag=("begin", request.begin.header))
             elif kind == "end":
                 self._on_end(request.end, reply)
             elif kind == "abort":
@@ -243,12 +244,13 @@ class UpdateService:
             raise UpdateRefused("busy", "an installation is running; try again when it has finished", pb.STATUS_BUSY)
 
     def _in_worker(
-        self, reply: Callable[[bytes], None], work: Callable[[], pb.UpdateResponse], tag: int | None = None
+        self, reply: Callable[[bytes], None], work: Callable[[], pb.UpdateResponse], tag: Hashable | None = None
     ) -> None:
         """Run ``work`` on a worker thread and answer with its response.
 
-        ``tag`` names an end-of-transfer: a repeated end (its answer was lost) joins
-        the running installation, or gets the finished one's answer again.
+        ``tag`` names the work so that a repeated request joins it: an end-of-transfer
+        (an int transfer tag: a repeated end, its answer lost, joins the running
+        installation or gets the finished one's answer again) or a begin.
         """
         with self._lock:
             if tag is not None and self._busy and self._ending == tag:
@@ -271,9 +273,9 @@ class UpdateService:
                 with self._lock:
                     self._busy = False
                     replies, self._end_replies = self._end_replies, []
-                    if tag is not None:
+                    if isinstance(tag, int):
                         self._last_end = (tag, response)
-            if tag is not None and response.HasField("installed"):
+            if isinstance(tag, int) and response.HasField("installed"):
                 crash_point("before_end_reply")  # installed, but the answer dies with the firmware
             for answer in replies:
                 answer(response.SerializeToString())
