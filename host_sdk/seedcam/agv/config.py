@@ -48,6 +48,7 @@ class AgvConfig:
     ff_min_confidence: float = 0.6  #: curvature feed-forward only above this confidence
     min_offset_confidence: float = 0.3  #: below this the lane counts as lost
     max_result_age_s: float = 0.4  #: older results are not steered on
+    compensate_latency: bool = True  #: predict each lane state from its capture instant to now
     # speed policy
     cruise_speed_mps: float = 0.5
     min_speed_mps: float = 0.15

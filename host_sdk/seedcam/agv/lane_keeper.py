@@ -156,9 +156,8 @@ class LaneKeeper:
         if est is None:
             return None
         kappa = est.curvature_per_m if est.use_curvature else 0.0
-        e, psi = predict_lane(
-            est.offset_m, est.heading_rad, kappa, history.segments(est.time, now), self.config.wheelbase_m
-        )
+        motion = history.segments(est.time, now) if self.config.compensate_latency else []
+        e, psi = predict_lane(est.offset_m, est.heading_rad, kappa, motion, self.config.wheelbase_m)
         return LaneEstimate(now, e, psi, est.curvature_per_m, est.use_curvature)
 
     def feed_forward(self, curvature_per_m: float) -> float:
