@@ -99,6 +99,9 @@ class _Votes:
     def clear(self) -> None:
         self._seen.clear()
 
+    def any(self) -> bool:
+        return any(self._seen)
+
 
 class SignPolicy:
     """Speed caps from traffic signs.
@@ -153,6 +156,8 @@ class SignPolicy:
             if line > self._ignore_stop_until:
                 self._line_estimates.append(line)
         confirmed = self._stop_votes.add(bool(stops))
+        if self.state == "cruise" and not self._stop_votes.any():
+            self._line_estimates.clear()  # an old sighting says nothing about the next sign
         if self.state == "cruise" and confirmed and self._line_estimates:
             self.state = "approach"
             self._line_odo = _median(self._line_estimates)
