@@ -9,7 +9,7 @@ PYTHON=${PYTHON:-python3}
 . .venv/bin/activate
 python -m pip install -q --upgrade pip
 if [ "${1:-}" = "--dev" ]; then
-  python -m pip install -q -e host_sdk -e firmware -e tools -r requirements-dev.txt
+  python -m pip install -q -e 'host_sdk[usb]' -e firmware -e tools -r requirements-dev.txt
   python -m pip install -q -e "host_sdk[sim]"  # the AGV simulator's PNG (tests/agv)
 else
   python -m pip install -q -e host_sdk -e firmware

@@ -323,6 +323,9 @@ class UsbTransport(Transport):
 
     def _write(self, data: memoryview, deadline: float | None) -> None:
         usb = self._usb
+        # pyusb turns anything but an array('B') into one element by element (~0.2 s per MiB); frombytes is a memcpy
+        buf = array("B")
+        buf.frombytes(data)
         sent = 0
         while sent < len(data):
             if self._closed:
@@ -332,14 +335,14 @@ class UsbTransport(Transport):
                 raise SensorTimeout(f"{self.url}: wrote {sent} of {len(data)} bytes before the timeout")
             ms = SLICE_MS if left is None else max(1, min(SLICE_MS, int(left * 1000)))
             try:
-                sent += self._dev.write(self._ep_out, data[sent : sent + WRITE_CHUNK], ms)
+                sent += self._dev.write(self._ep_out, buf[sent : sent + WRITE_CHUNK], ms)
             except usb.core.USBTimeoutError:
                 continue  # nothing went out in this slice; the deadline decides
             except usb.core.USBError as exc:
                 raise map_usb_error(exc, f"{self.url}: write") from exc
         if len(data) % self.max_packet == 0:
             try:  # zero-length packet: without it the device's read waits for more
-                self._dev.write(self._ep_out, b"", SLICE_MS)
+                self._dev.write(self._ep_out, array("B"), SLICE_MS)
             except usb.core.USBError as exc:
                 raise map_usb_error(exc, f"{self.url}: write (zero-length packet)") from exc
 
