@@ -36,7 +36,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--link",
         dest="link.url",
-        help="link: 'pty' (prints the pty path), 'pty:///stable/path', a serial device, tcp-listen://host:port",
+        help="link: 'pty' (prints the pty path), 'pty:///stable/path', a serial device, tcp-listen://host:port, "
+        "ffs:///dev/ffs-seedcam (USB bulk; see usb-gadget)",
     )
     run.add_argument("--pty-link", help="link on a pty, with this stable symlink to it (instead of --link)")
     run.add_argument(
