@@ -80,22 +80,21 @@ def plot_run(run: SimRun, path: str | Path) -> Path:
         for lap_time in m.lap_times_s:
             lap_end += lap_time
             ax_err.axvline(lap_end, color="0.6", lw=0.6)
-        for stop in m.stops:
-            text = (
-                "no full stop before the line"
-                if math.isnan(stop.stopped_before_m)
-                else f"stop {stop.hold_s:.1f} s, {stop.stopped_before_m * 100:.0f} cm before line"
-            )
-            ax_err.annotate(
-                text,
-                (next((s.t for s in samples if s.s_total >= stop.line_s_total - 0.3), t[-1]), limit * 0.8),
-                fontsize=8, color="red",
-            )  # fmt: skip
+        for i, stop in enumerate(m.stops):  # a marker per stop line; words only when there are few
+            at = next((s.t for s in samples if s.s_total >= stop.line_s_total - 0.3), t[-1])
+            ax_err.plot(at, limit * 0.9, marker="v", color="tab:green" if stop.ok else "red", ms=7, ls="none")
+            if len(m.stops) <= 3:
+                text = (
+                    "no full stop before the line"
+                    if math.isnan(stop.stopped_before_m)
+                    else f"stop {stop.hold_s:.1f} s, {stop.stopped_before_m * 100:.0f} cm before line"
+                )
+                ax_err.annotate(text, (at, limit * 0.8 - i * 1.2), fontsize=8, color="red")
     ax_err.set_xlabel("time (s)")
     ax_err.set_ylabel("lateral error (cm, + = left of centre)")
     ax_err.set_title(
         f"|error| mean {m.error_mean_m * 100:.2f} cm, p95 {m.error_p95_m * 100:.2f} cm, "
-        f"max {m.error_max_m * 100:.2f} cm, departures {m.departures}"
+        f"max {m.error_max_m * 100:.2f} cm, departures {m.departures}, stops ok {m.stops_ok}/{len(m.stops)}"
     )
     ax_err.legend(loc="lower left", fontsize=8)
     fig.tight_layout()
