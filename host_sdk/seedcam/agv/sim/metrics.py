@@ -147,6 +147,14 @@ def summarise(runs: Sequence[tuple[int, Sequence[Sample], RunMetrics]]) -> RunMe
     )
 
 
+def _lap_times(laps: Sequence[float]) -> str:
+    if not laps:
+        return "-"
+    if len(laps) <= 10:
+        return ", ".join(f"{t:.1f}" for t in laps) + " s"
+    return f"min {min(laps):.1f}, mean {sum(laps) / len(laps):.1f}, max {max(laps):.1f} s over {len(laps)} laps"
+
+
 def format_table(metrics: RunMetrics) -> str:
     """The figures as an aligned text table."""
     cm = 100.0
@@ -158,10 +166,10 @@ def format_table(metrics: RunMetrics) -> str:
         ("|lateral error| p95", f"{metrics.error_p95_m * cm:.2f} cm"),
         ("|lateral error| max", f"{metrics.error_max_m * cm:.2f} cm"),
         ("lane departures", str(metrics.departures)),
-        ("lap times", ", ".join(f"{t:.1f}" for t in laps) + " s" if laps else "-"),
+        ("lap times", _lap_times(laps)),
         ("stop signs: full stop >= 2 s before the line", f"{metrics.stops_ok} of {len(metrics.stops)}"),
     ]
-    for stop in metrics.stops:
+    for stop in metrics.stops if len(metrics.stops) <= 10 else [s for s in metrics.stops if not s.ok][:10]:
         if math.isnan(stop.stopped_before_m):
             text = "no full stop before the line"
         else:
