@@ -18,17 +18,17 @@ pytestmark = [pytest.mark.usbvm, pytest.mark.timeout(2000)]
 
 #: The in-VM tests, as ``Class::test[param]``; each must have run and passed.
 SCENARIOS = [
+    "TestSdk::test_results_over_bulk",
+    "TestSdk::test_results_over_acm",
+    "TestSdk::test_sdk_frames_of_exact_packet_multiples[512]",
+    "TestSdk::test_sdk_frames_of_exact_packet_multiples[1024]",
+    "TestSdk::test_unbind_rebind_mid_stream_is_survived",
     "TestRawLink::test_discovery_lists_both_paths_with_vid_pid_serial",
     "TestRawLink::test_vendor_interface_found_by_class_not_number",
     *(f"TestRawLink::test_bulk_echo_exact_sizes_do_not_stall[{n}]" for n in (1, 511, 512, 513, 1024, 4096, 65536)),
     "TestRawLink::test_4mb_over_bulk_arrives_intact",
     "TestRawLink::test_acm_echo",
     "TestRawLink::test_bench_bulk_vs_acm",
-    "TestSdk::test_results_over_bulk",
-    "TestSdk::test_results_over_acm",
-    "TestSdk::test_sdk_frames_of_exact_packet_multiples[512]",
-    "TestSdk::test_sdk_frames_of_exact_packet_multiples[1024]",
-    "TestSdk::test_unbind_rebind_mid_stream_is_survived",
 ]
 
 

@@ -4,10 +4,11 @@ Not collected on the host (no ``test_`` prefix); ``test_usb_vm.py`` boots the
 VM, runs this file there and reports each test's outcome. Every test here
 skips unless ``$SEEDCAM_USBVM_WORK`` is set (only the VM's guest script sets it).
 
-``TestRawLink`` runs gadget-side echo processes (FunctionFS bulk and ACM) and
-checks the transports byte for byte; ``TestSdk`` runs the real firmware twice,
-one daemon on the bulk link and one on the ACM port of the same composite
-gadget, and drives them through the public SDK.
+``TestSdk`` runs the real firmware twice, one daemon on the bulk link and one
+on the ACM port of the same composite gadget (started in parallel: a firmware
+start is the slowest thing under emulation), and drives them through the public
+SDK; ``TestRawLink`` then runs gadget-side echo processes (FunctionFS bulk and
+ACM) and checks the transports byte for byte.
 """
 
 from __future__ import annotations
@@ -104,6 +105,87 @@ def _acm_device() -> str:
     acm = [p.device for p in seedcam_ports() if not p.device.startswith("usb://")]
     assert len(acm) == 1, acm
     return acm[0]
+
+
+# ---------------------------------------------------------------------------- the firmware through the SDK
+
+
+@pytest.fixture(scope="class")
+def sdk_gadget() -> Iterator[Children]:
+    children = Children()
+    common = ["-m", "seedcam_firmware.cli", "run", "--camera", "synthetic", "--log-level", "info",
+              "--set", f"device.serial_number={SERIAL}"]
+    try:
+        gadget_up_and_bind(
+            children,
+            lambda: children.start("fw-bulk", *common, "--fps", "3", "--link", FFS_URL),
+            lambda: Path(FFS, "ep1").exists(),
+            lambda: children.start("fw-acm", *common, "--fps", "2", "--tasks", "", "--link", "/dev/ttyGS0"),
+        )
+        # a request sent before the daemon opened ttyGS0 meets a cooked tty and is lost: wait for its ready line
+        wait_until(lambda: "link at /dev/ttyGS0" in (WORK / "fw-acm.log").read_text(errors="replace"), START_S,
+                   "the ACM firmware to open /dev/ttyGS0")
+        yield children
+    finally:
+        teardown_gadget(children)
+
+
+@pytest.mark.usefixtures("sdk_gadget")
+class TestSdk:
+    def test_results_over_bulk(self) -> None:
+        import seedcam
+
+        with seedcam.open(serial=SERIAL, timeout=START_S) as sensor:
+            assert sensor.url == USB_URL
+            assert sensor.device_info.serial_number == SERIAL
+            results = [sensor.recv(timeout=60) for _ in range(3)]
+        assert all(r is not None for r in results)
+        ids = [r.frame_id for r in results]
+        assert ids == sorted(ids) and len(set(ids)) == 3
+
+    def test_results_over_acm(self) -> None:
+        import seedcam
+
+        with seedcam.open(_acm_device(), timeout=START_S) as sensor:
+            assert sensor.device_info.serial_number == SERIAL
+            results = [sensor.recv(timeout=60) for _ in range(2)]
+        assert all(r is not None for r in results)
+
+    @pytest.mark.parametrize("frame_size", [512, 1024])
+    def test_sdk_frames_of_exact_packet_multiples(self, frame_size: int) -> None:
+        """A ping whose request frame is exactly 512/1024 bytes on the wire is answered (no stall)."""
+        import seedcam
+        from seedcam._proto import seedcam_pb2 as pb
+        from seedcam.protocol.framing import Channel, Frame, encode_frame
+
+        with seedcam.open(USB_URL, timeout=START_S) as sensor:
+            seq = sensor._encoder._next_seq.get(Channel.CONTROL, 0)  # the number the ping will carry
+            for n in range(frame_size - 40, frame_size):
+                request = pb.Request(ping=pb.PingRequest(payload=b"\x55" * n)).SerializeToString()
+                if len(encode_frame(Frame(Channel.CONTROL, seq, request))) == frame_size:
+                    break
+            else:
+                raise AssertionError(f"no ping payload gives a {frame_size}-byte frame")
+            assert sensor.ping(b"\x55" * n, timeout=30) < 30
+
+    def test_unbind_rebind_mid_stream_is_survived(self) -> None:
+        import seedcam
+
+        events: list[seedcam.ReconnectEvent] = []
+        with seedcam.open(USB_URL, timeout=START_S) as sensor:
+            sensor.on_reconnect(events.append)
+            first = sensor.recv(timeout=60)
+            assert first is not None
+            firmware_cli("usb-gadget", "unbind")
+            wait_until(lambda: not sensor.connected, 30, "the host to see the unplug")
+            firmware_cli("usb-gadget", "bind", "--timeout", "60")
+            wait_until(lambda: events, 120, "auto-reconnect after the rebind")
+            assert events[0].device_rebooted is False  # the same firmware instance: a cable glitch
+            after = sensor.recv(timeout=60)
+            while after is not None and after.frame_id <= first.frame_id:
+                after = sensor.recv(timeout=60)
+            assert after is not None and after.frame_id > first.frame_id
+            assert sensor.stats.reconnects >= 1
 
 
 # ---------------------------------------------------------------------------- raw link, byte for byte
@@ -223,84 +305,3 @@ class TestRawLink:
         (WORK / "bench-usb.json").write_text(json.dumps(report, indent=2))
         assert report["bulk"]["intact"]
         assert report["bulk"]["mb_per_s"] > 0
-
-
-# ---------------------------------------------------------------------------- the firmware through the SDK
-
-
-@pytest.fixture(scope="class")
-def sdk_gadget() -> Iterator[Children]:
-    children = Children()
-    common = ["-m", "seedcam_firmware.cli", "run", "--camera", "synthetic", "--log-level", "info",
-              "--set", f"device.serial_number={SERIAL}"]
-    try:
-        gadget_up_and_bind(
-            children,
-            lambda: children.start("fw-bulk", *common, "--fps", "3", "--link", FFS_URL),
-            lambda: Path(FFS, "ep1").exists(),
-            lambda: children.start("fw-acm", *common, "--fps", "2", "--tasks", "", "--link", "/dev/ttyGS0"),
-        )
-        # a request sent before the daemon opened ttyGS0 meets a cooked tty and is lost: wait for its ready line
-        wait_until(lambda: "link at /dev/ttyGS0" in (WORK / "fw-acm.log").read_text(errors="replace"), START_S,
-                   "the ACM firmware to open /dev/ttyGS0")
-        yield children
-    finally:
-        teardown_gadget(children)
-
-
-@pytest.mark.usefixtures("sdk_gadget")
-class TestSdk:
-    def test_results_over_bulk(self) -> None:
-        import seedcam
-
-        with seedcam.open(serial=SERIAL, timeout=START_S) as sensor:
-            assert sensor.url == USB_URL
-            assert sensor.device_info.serial_number == SERIAL
-            results = [sensor.recv(timeout=60) for _ in range(3)]
-        assert all(r is not None for r in results)
-        ids = [r.frame_id for r in results]
-        assert ids == sorted(ids) and len(set(ids)) == 3
-
-    def test_results_over_acm(self) -> None:
-        import seedcam
-
-        with seedcam.open(_acm_device(), timeout=START_S) as sensor:
-            assert sensor.device_info.serial_number == SERIAL
-            results = [sensor.recv(timeout=60) for _ in range(2)]
-        assert all(r is not None for r in results)
-
-    @pytest.mark.parametrize("frame_size", [512, 1024])
-    def test_sdk_frames_of_exact_packet_multiples(self, frame_size: int) -> None:
-        """A ping whose request frame is exactly 512/1024 bytes on the wire is answered (no stall)."""
-        import seedcam
-        from seedcam._proto import seedcam_pb2 as pb
-        from seedcam.protocol.framing import Channel, Frame, encode_frame
-
-        with seedcam.open(USB_URL, timeout=START_S) as sensor:
-            seq = sensor._encoder._next_seq.get(Channel.CONTROL, 0)  # the number the ping will carry
-            for n in range(frame_size - 40, frame_size):
-                request = pb.Request(ping=pb.PingRequest(payload=b"\x55" * n)).SerializeToString()
-                if len(encode_frame(Frame(Channel.CONTROL, seq, request))) == frame_size:
-                    break
-            else:
-                raise AssertionError(f"no ping payload gives a {frame_size}-byte frame")
-            assert sensor.ping(b"\x55" * n, timeout=30) < 30
-
-    def test_unbind_rebind_mid_stream_is_survived(self) -> None:
-        import seedcam
-
-        events: list[seedcam.ReconnectEvent] = []
-        with seedcam.open(USB_URL, timeout=START_S) as sensor:
-            sensor.on_reconnect(events.append)
-            first = sensor.recv(timeout=60)
-            assert first is not None
-            firmware_cli("usb-gadget", "unbind")
-            wait_until(lambda: not sensor.connected, 30, "the host to see the unplug")
-            firmware_cli("usb-gadget", "bind", "--timeout", "60")
-            wait_until(lambda: events, 120, "auto-reconnect after the rebind")
-            assert events[0].device_rebooted is False  # the same firmware instance: a cable glitch
-            after = sensor.recv(timeout=60)
-            while after is not None and after.frame_id <= first.frame_id:
-                after = sensor.recv(timeout=60)
-            assert after is not None and after.frame_id > first.frame_id
-            assert sensor.stats.reconnects >= 1
