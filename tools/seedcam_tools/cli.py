@@ -70,6 +70,29 @@ def cmd_eval_lane(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_train_detector(args: argparse.Namespace) -> int:
+    """Generate scenes → train → convert (float32) → quantize (INT8) → held-out mAP → bundle."""
+    from seedcam_tools.detbundle import ship_detector_bundle
+    from seedcam_tools.train_detect import train_detector
+
+    work = args.work or args.out.parent / f"{args.out.name}-training"
+    trained = train_detector(work, seed=args.seed, samples=args.samples, epochs=args.epochs, progress=not args.quiet)
+    metrics = ship_detector_bundle(
+        work / "detector.keras", args.out, eval_samples=args.eval_samples, train_info=trained
+    )
+    print(json.dumps(metrics["summary"], indent=2))
+    print(f"bundle written to {args.out}; metrics in {args.out / 'metrics.json'}")
+    return EXIT_OK
+
+
+def cmd_eval_detector(args: argparse.Namespace) -> int:
+    from seedcam_tools.detbundle import evaluate_detector
+
+    report = evaluate_detector(args.model, precision=args.precision, samples=args.samples, seed=args.seed)
+    print(json.dumps(report, indent=2))
+    return EXIT_OK
+
+
 def cmd_train_classifier(args: argparse.Namespace) -> int:
     """Folder of class subfolders → train → float32 + INT8 bundle → held-out accuracy → metrics.json."""
     from seedcam_tools.classifier import parse_input_size, train_classifier
@@ -156,6 +179,23 @@ def _parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--seed", type=int, default=0, help="which held-out seed block (never used in training)")
     evaluate.add_argument("--samples", type=int, default=1000)
     evaluate.set_defaults(func=cmd_eval_lane)
+
+    det = commands.add_parser("train-detector", help="generate scenes, train, convert, quantize, bundle the detector")
+    det.add_argument("--out", type=Path, default=Path("models/detect"), help="bundle folder (default models/detect)")
+    det.add_argument("--seed", type=int, default=0)
+    det.add_argument("--samples", type=int, default=9000, help="training scenes")
+    det.add_argument("--epochs", type=int, default=12)
+    det.add_argument("--work", type=Path, help="folder for the Keras model and training logs")
+    det.add_argument("--eval-samples", type=int, default=1000, help="held-out scenes for the metrics")
+    det.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
+    det.set_defaults(func=cmd_train_detector)
+
+    det_eval = commands.add_parser("eval-detector", help="mAP@0.5 of a detector bundle on fresh held-out scenes")
+    det_eval.add_argument("--model", type=Path, default=Path("models/detect"), help="bundle folder")
+    det_eval.add_argument("--precision", choices=("int8", "float32"), default="int8")
+    det_eval.add_argument("--seed", type=int, default=0, help="which held-out seed block (never used in training)")
+    det_eval.add_argument("--samples", type=int, default=1000)
+    det_eval.set_defaults(func=cmd_eval_detector)
 
     clf = commands.add_parser("train-classifier", help="train an image classifier from DATA/<class>/<image> folders")
     clf.add_argument("--data", type=Path, required=True, help="training images, one subfolder per class")

@@ -14,12 +14,12 @@ from seedcam_firmware.inference.preprocess import normalise
 from seedcam_firmware.inference.runtime import Model
 from seedcam_firmware.scene import DEFAULT_CAMERA
 
-from .detdata import DETECT_INPUT, HELDOUT_SEED_BASE, VAL_SEED_BASE, generate, make_sample
+from .detdata import DETECT_INPUT, HELDOUT_SEED_BASE, VAL_SEED_BASE, DetectionData, generate, make_sample
 from .detmetrics import decode_predictions, mean_average_precision
 from .detmodel import DETECT_OUTPUTS, detector_decoder_config
 from .export import write_bundle
 
-__all__ = ["ACCEPTANCE", "evaluate_detector", "ship_detector_bundle"]
+__all__ = ["ACCEPTANCE", "evaluate_detector", "heldout_block", "ship_detector_bundle"]
 
 log = logging.getLogger(__name__)
 
@@ -27,10 +27,21 @@ log = logging.getLogger(__name__)
 ACCEPTANCE = {"float32": 0.95, "int8": 0.94}
 
 
+def heldout_block(samples: int, seed: int = 0) -> DetectionData:
+    """Held-out scenes ``HELDOUT_SEED_BASE + seed * samples ...`` (never used in training)."""
+    return generate(HELDOUT_SEED_BASE + seed * samples, samples)
+
+
 def evaluate_detector(
-    bundle_dir: Path, *, precision: str, samples: int = 1000, seed: int = 0, num_threads: int = 2
+    bundle_dir: Path,
+    *,
+    precision: str,
+    samples: int = 1000,
+    seed: int = 0,
+    num_threads: int = 2,
+    data: DetectionData | None = None,
 ) -> dict[str, Any]:
-    """mAP@0.5 of a bundle's TFLite model on held-out scenes ``HELDOUT_SEED_BASE + seed * samples ...``.
+    """mAP@0.5 of a bundle's TFLite model on held-out scenes (``data``, else :func:`heldout_block`).
 
     The model runs through the firmware's runtime and its manifest-chosen decoder,
     exactly as on the sensor.
@@ -46,15 +57,16 @@ def evaluate_detector(
         outputs=manifest.outputs,
         bundle_dir=manifest.bundle_dir,
     )
-    data = generate(HELDOUT_SEED_BASE + seed * samples, samples)
+    if data is None:
+        data = heldout_block(samples, seed)
     boxes, scores = [], []
-    for i in range(samples):
+    for i in range(len(data.x)):
         out = model.invoke(normalise(data.x[i : i + 1], DETECT_INPUT))
         boxes.append(out["boxes"])
         scores.append(out["scores"])
     preds = decode_predictions(np.concatenate(boxes), np.concatenate(scores), decoder)
     result = mean_average_precision(preds, data.boxes, data.classes)
-    return {"precision": precision, "samples": samples, "seed": seed, **result}
+    return {"precision": precision, "samples": len(data.x), "seed": seed, **result}
 
 
 def ship_detector_bundle(
@@ -96,8 +108,9 @@ def ship_detector_bundle(
         },
     )
     results = {}
+    heldout = heldout_block(eval_samples, eval_seed)
     for precision in ("float32", "int8"):
-        r = evaluate_detector(out_dir, precision=precision, samples=eval_samples, seed=eval_seed)
+        r = evaluate_detector(out_dir, precision=precision, seed=eval_seed, data=heldout)
         r["passes_acceptance"] = bool(r["map50"] >= ACCEPTANCE[precision])
         results[precision] = r
         log.info("%s: mAP@0.5 %.4f", precision, r["map50"])
