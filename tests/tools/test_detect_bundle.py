@@ -1,0 +1,42 @@
+"""The shipped detector bundle: accuracy on fresh held-out scenes and its recorded export checks.
+
+The issue's acceptance bars are mAP@0.5 >= 0.95 (float32) and >= 0.94 (int8); the
+shipped v1 reaches 0.937 / 0.937 on 1000 held-out scenes (models/detect/metrics.json),
+short of them mainly on turn_left / turn_right at a distance. These tests guard
+against regressions below what v1 reaches, on a held-out block metrics.json did not use.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from seedcam_tools.detbundle import evaluate_detector, heldout_block
+
+BUNDLE = Path(__file__).resolve().parents[2] / "models" / "detect"
+#: what v1 reaches minus the sampling noise of a 200-scene block
+REGRESSION_BAR = 0.90
+
+
+@pytest.fixture(scope="module")
+def heldout():  # noqa: ANN201
+    return heldout_block(200, seed=3)  # seed block 0 made metrics.json
+
+
+@pytest.mark.parametrize("precision", ["int8", "float32"])
+def test_shipped_detector_on_fresh_heldout_scenes(precision: str, heldout) -> None:  # noqa: ANN001
+    r = evaluate_detector(BUNDLE, precision=precision, seed=3, data=heldout)
+    assert r["objects"] > 250
+    assert r["map50"] >= REGRESSION_BAR, r
+    for label in ("stop", "speed_limit", "crossing", "plate"):
+        assert r["ap50_per_class"][label] >= 0.93, (label, r)
+
+
+def test_metrics_record_the_conversion_check_and_heldout_seeds() -> None:
+    m = json.loads((BUNDLE / "metrics.json").read_text())
+    assert m["export"]["float_conversion_inputs"] == 100
+    assert m["export"]["float_conversion_max_rel_diff"] <= 1e-5
+    assert m["heldout"]["seed_base"] == 10_000_000
+    assert abs(m["summary"]["int8"] - m["summary"]["float32"]) < 0.01  # INT8 costs almost nothing
