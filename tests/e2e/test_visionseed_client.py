@@ -228,5 +228,6 @@ def test_published_client_reads_classifications_best_first(firmware_factory, tmp
         classes = [result[f"{MODEL_CLASSIFICATION},{i}"] for i in range(count)]
         assert all(0 <= c["cls"] < len(labels) for c in classes) and len({c["cls"] for c in classes}) == count
         confs = [c["conf"] for c in classes]
-        assert confs == sorted(confs, reverse=True) and 0.0 < sum(confs) <= 1.0 + 1e-3
+        # INT8 softmax scores are multiples of 1/256, so the top-k may sum to a little over 1
+        assert confs == sorted(confs, reverse=True) and 0.0 < sum(confs) <= 1.0 + len(confs) / 256 + 1e-6
         assert len(result[str(MODEL_LANE)]["array"]) == 4
