@@ -136,6 +136,42 @@ def cmd_report(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_train_ocr(args: argparse.Namespace) -> int:
+    """Render plate crops → train the CRNN → convert (float32) → quantize (INT8) → held-out accuracy → bundle."""
+    from seedcam_tools.ocrbundle import ship_ocr_bundle
+    from seedcam_tools.train_ocr import train_ocr
+
+    work = args.work or args.out.parent / f"{args.out.name}-training"
+    trained = train_ocr(work, seed=args.seed, samples=args.samples, epochs=args.epochs, progress=not args.quiet)
+    command = (
+        f"seedcam-tools train-ocr --out {args.out} --seed {args.seed} --samples {args.samples} "
+        f"--epochs {args.epochs} --eval-samples {args.eval_samples}"
+    )
+    info = {**trained.to_dict(), "command": command}
+    metrics = ship_ocr_bundle(
+        work / "ocr.keras",
+        args.out,
+        eval_samples=args.eval_samples,
+        calibration_samples=min(500, args.samples),  # training crops; a toy run calibrates on the minimum, 100
+        train_info=info,
+    )
+    print(json.dumps({**metrics["summary"], "int8_speedup": metrics["speed"]["int8_speedup"]}, indent=2))
+    print(f"bundle written to {args.out}; metrics in {args.out / 'metrics.json'}")
+    return EXIT_OK
+
+
+def cmd_eval_ocr(args: argparse.Namespace) -> int:
+    from seedcam_firmware.inference.manifest import load_manifest
+    from seedcam_tools.ocrbundle import evaluate_ocr
+    from seedcam_tools.ocrdata import Look
+
+    manifest = load_manifest(args.model, precision=args.precision)  # checks the file's sha256 too
+    look = Look(full_blur=args.full_blur, max_forward_m=args.max_forward)
+    report = evaluate_ocr(manifest.file, seed=args.seed, samples=args.samples, look=look)
+    print(json.dumps(report, indent=2))
+    return EXIT_OK
+
+
 def cmd_bench_pipeline(args: argparse.Namespace) -> int:
     from seedcam_tools.bench_pipeline import format_table, run_pipeline_benchmark
 
@@ -224,6 +260,25 @@ def _parser() -> argparse.ArgumentParser:
     rep.add_argument("--invokes", type=int, default=200, help="timed invokes per file and thread count")
     rep.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     rep.set_defaults(func=cmd_report)
+
+    ocr = commands.add_parser("train-ocr", help="render plate crops, train, convert, quantize, bundle the OCR model")
+    ocr.add_argument("--out", type=Path, default=Path("models/ocr"), help="bundle folder (default models/ocr)")
+    ocr.add_argument("--seed", type=int, default=0)
+    ocr.add_argument("--samples", type=int, default=40000, help="training plate crops")
+    ocr.add_argument("--epochs", type=int, default=8)
+    ocr.add_argument("--work", type=Path, help="folder for the Keras model and training logs")
+    ocr.add_argument("--eval-samples", type=int, default=1000, help="held-out crops for the metrics")
+    ocr.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
+    ocr.set_defaults(func=cmd_train_ocr)
+
+    ocr_eval = commands.add_parser("eval-ocr", help="line accuracy of an OCR bundle on fresh held-out plate crops")
+    ocr_eval.add_argument("--model", type=Path, default=Path("models/ocr"), help="bundle folder or its manifest.json")
+    ocr_eval.add_argument("--precision", choices=("int8", "float32"), default="int8")
+    ocr_eval.add_argument("--seed", type=int, default=0, help="which held-out seed block (never used in training)")
+    ocr_eval.add_argument("--samples", type=int, default=1000)
+    ocr_eval.add_argument("--max-forward", type=float, default=0.55, help="farthest plate, m (acceptance: 0.55)")
+    ocr_eval.add_argument("--full-blur", action="store_true", help="random_scene's unscaled blur (harder look)")
+    ocr_eval.set_defaults(func=cmd_eval_ocr)
 
     bench = commands.add_parser("bench", help="benchmarks")
     which = bench.add_subparsers(dest="bench", required=True)
