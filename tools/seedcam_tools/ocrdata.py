@@ -27,6 +27,7 @@ import dataclasses
 import hashlib
 import logging
 import multiprocessing as mp
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -278,8 +279,10 @@ def generate(
         it = map(_chunk, chunks)
         pool = None
     else:
-        # spawn, not fork: a process that has loaded TensorFlow (its threads hold locks) deadlocks forked children
-        pool = mp.get_context("spawn").Pool(workers)
+        # fork is cheap, but children forked from a process running TensorFlow's threads can deadlock on
+        # locks those threads held; then spawn (which needs the usual `if __name__ == "__main__"` guard)
+        method = "spawn" if "tensorflow" in sys.modules else "fork"
+        pool = mp.get_context(method).Pool(workers)
         it = pool.imap(_chunk, chunks)
     try:
         if progress:
