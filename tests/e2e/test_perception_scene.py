@@ -6,29 +6,13 @@ from pathlib import Path
 
 import pytest
 from conftest import MODELS
+from scripted_scenes import STOP_AND_PLATE
 
 import seedcam
 
 pytestmark = pytest.mark.e2e
 
-SCENE = """
-offset_m = 0.02
-heading_rad = 0.04
-curvature_per_m = 0.1
-noise_sigma = 0.01
-
-[[objects]]
-kind = "stop"
-forward_m = 0.9
-left_m = 0.32
-
-[[objects]]
-kind = "plate"
-forward_m = 0.42
-left_m = -0.24
-text = "AGV-042"
-yaw_rad = 0.2
-"""
+SCENE = STOP_AND_PLATE
 
 
 def _start(firmware_factory, tmp_path: Path, tasks: list[str]):  # noqa: ANN001, ANN202

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from conftest import MODELS
+from scripted_scenes import STOP_AND_PLATE
 
 from seedcam_firmware import __version__ as FIRMWARE_VERSION
 
@@ -28,24 +29,7 @@ DETECT, OCR = MODELS / "detect" / "manifest.json", MODELS / "ocr" / "manifest.js
 CLASSIFY = MODELS / "road_scene" / "manifest.json"
 MODEL_DETECTION, MODEL_PLATE_OCR, MODEL_LANE, MODEL_CLASSIFICATION = 20, 21, 30, 40  # docs/visionseed.md
 
-SCENE = """
-offset_m = 0.02
-heading_rad = 0.04
-curvature_per_m = 0.1
-noise_sigma = 0.01
-
-[[objects]]
-kind = "stop"
-forward_m = 0.9
-left_m = 0.32
-
-[[objects]]
-kind = "plate"
-forward_m = 0.42
-left_m = -0.24
-text = "AGV-042"
-yaw_rad = 0.2
-"""
+SCENE = STOP_AND_PLATE
 
 
 def visionseed_client(port: str, plan: list[list[Any]], workdir: Path, timeout: float = 90.0) -> list[Any]:
