@@ -121,31 +121,26 @@ def test_occluder_covers_part_of_an_object() -> None:
 
 
 def test_tiny_train_detector_run_writes_a_bundle_the_firmware_loads(tmp_path) -> None:  # noqa: ANN001
-    """The whole train-detector command on a few scenes: train → float export checked against Keras → INT8 → bundle."""
+    """The whole train-detector command on a few scenes, in its two halves.
+
+    ``--train-only`` (what runs on a GPU machine under any Keras backend), then
+    ``--keras`` bundles that model: float export checked against Keras → INT8 → bundle.
+    """
     import json
 
     from seedcam_firmware.inference.detection import make_detection_decoder
     from seedcam_firmware.inference.manifest import load_manifest
     from seedcam_tools.cli import main
 
-    out = tmp_path / "detect"
-    code = main(
-        [
-            "train-detector",
-            "--out",
-            str(out),
-            "--work",
-            str(tmp_path / "work"),
-            "--samples",
-            "48",
-            "--epochs",
-            "1",
-            "--eval-samples",
-            "8",
-            "--quiet",
-        ]
-    )
+    out, work = tmp_path / "detect", tmp_path / "work"
+    common = ["train-detector", "--out", str(out), "--work", str(work), "--eval-samples", "8", "--quiet"]
+    train = ["--train-only", "--samples", "48", "--epochs", "1", "--width", "0.5", "--batch-size", "16"]
+    assert main([*common, *train]) == 0
+    assert (work / "detector.keras").is_file() and not out.exists()
+    assert json.loads((work / "train_metrics.json").read_text())["width"] == 0.5
+    code = main([*common, "--keras", str(work / "detector.keras")])
     assert code == 0
+    assert json.loads((out / "metrics.json").read_text())["training"]["samples"] == 48
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["export"]["float_conversion_inputs"] == 100
     assert metrics["export"]["float_conversion_max_rel_diff"] <= 1e-5
@@ -157,3 +152,61 @@ def test_tiny_train_detector_run_writes_a_bundle_the_firmware_loads(tmp_path) ->
             manifest.decoder, input_width=256, input_height=128, outputs=manifest.outputs, bundle_dir=out
         )
         assert tuple(decoder.labels) == LABELS
+
+
+def test_losses_match_a_numpy_reference() -> None:
+    """The focal and box losses (written in ``keras.ops`` for every backend) against plain numpy."""
+    from keras import ops
+
+    from seedcam_tools.train_detect import FOCAL_ALPHA, FOCAL_GAMMA, _box_loss, _focal_loss
+
+    rng = np.random.default_rng(0)
+    n, a, c = 2, 6, 3
+    target = np.zeros((n, a, c), np.float32)
+    target[0, 1, 2] = target[1, 4, 0] = target[1, 5, 1] = 1.0
+    valid = (rng.random((n, a, 1)) > 0.2).astype(np.float32)
+    valid[0, 1] = valid[1, 4] = valid[1, 5] = 1.0
+    p = rng.uniform(0.01, 0.99, (n, a, c)).astype(np.float32)
+    p_t = np.where(target == 1, p, 1 - p)
+    alpha = np.where(target == 1, FOCAL_ALPHA, 1 - FOCAL_ALPHA)
+    expected = (alpha * (1 - p_t) ** FOCAL_GAMMA * -np.log(p_t) * valid).sum(axis=(1, 2)) * n / target.sum()
+    got = ops.convert_to_numpy(_focal_loss(np.concatenate([target, valid], -1), p))
+    np.testing.assert_allclose(got, expected, rtol=1e-5)
+
+    enc_true = rng.normal(size=(n, a, 4)).astype(np.float32) * 2
+    enc_pred = rng.normal(size=(n, a, 4)).astype(np.float32)
+    positive = (rng.random((n, a, 1)) > 0.5).astype(np.float32)
+    err = np.abs(enc_true - enc_pred)
+    huber = np.where(err < 1, 0.5 * err**2, err - 0.5)
+    expected_box = (huber * positive).sum(axis=(1, 2)) * n / positive.sum()
+    got_box = ops.convert_to_numpy(_box_loss(np.concatenate([enc_true, positive], -1), enc_pred))
+    np.testing.assert_allclose(got_box, expected_box, rtol=1e-5)
+
+
+def test_width_scales_the_channels_but_not_the_outputs() -> None:
+    from seedcam_tools.detmodel import DETECT_OUTPUTS, build_detector
+
+    narrow, wide = build_detector(width=1.0), build_detector()
+    assert wide.count_params() > 2 * narrow.count_params()
+    for model in (narrow, wide):
+        assert {k: tuple(v.shape[1:]) for k, v in zip(model.output_names, model.outputs, strict=True)} == {
+            k: v[1:] for k, v in DETECT_OUTPUTS.items()
+        }
+
+
+def test_training_continues_from_a_saved_detector(tmp_path) -> None:  # noqa: ANN001
+    """``init_from`` starts from the saved weights (at a vanishing learning rate they barely move)."""
+    from seedcam_tools.detmodel import build_detector
+    from seedcam_tools.train_detect import train_on_data
+
+    start = build_detector(width=0.5)
+    start.save(tmp_path / "start.keras")
+    data = generate(0, 8, workers=1)
+    model = train_on_data(data, seed=1, epochs=1, batch_size=8, lr=1e-12, init_from=tmp_path / "start.keras")
+    kernels = [w.name for w in start.weights if "kernel" in w.path]
+    assert kernels
+    for before, after in zip(start.weights, model.weights, strict=True):
+        if "kernel" in before.path:
+            np.testing.assert_allclose(np.asarray(after), np.asarray(before), atol=1e-6)
+    fresh = train_on_data(data, seed=1, epochs=1, batch_size=8, lr=1e-12, width=0.5)
+    assert not np.allclose(np.asarray(fresh.weights[0]), np.asarray(start.weights[0]))

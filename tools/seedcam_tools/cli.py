@@ -73,13 +73,33 @@ def cmd_eval_lane(args: argparse.Namespace) -> int:
 def cmd_train_detector(args: argparse.Namespace) -> int:
     """Generate scenes → train → convert (float32) → quantize (INT8) → held-out mAP → bundle."""
     from seedcam_tools.detbundle import ship_detector_bundle
-    from seedcam_tools.train_detect import train_detector
 
     work = args.work or args.out.parent / f"{args.out.name}-training"
-    trained = train_detector(work, seed=args.seed, samples=args.samples, epochs=args.epochs, progress=not args.quiet)
-    metrics = ship_detector_bundle(
-        work / "detector.keras", args.out, eval_samples=args.eval_samples, train_info=trained
-    )
+    if args.keras is not None:  # bundle a detector trained earlier (e.g. on a GPU machine, --train-only)
+        keras_path = args.keras
+        info_path = keras_path.parent / "train_metrics.json"
+        trained = json.loads(info_path.read_text()) if info_path.is_file() else {}
+    else:
+        from seedcam_tools.train_detect import train_detector
+
+        trained = train_detector(
+            work,
+            seed=args.seed,
+            samples=args.samples,
+            epochs=args.epochs,
+            lr=args.lr,
+            init_from=args.init_from,
+            width=args.width,
+            batch_size=args.batch_size,
+            workers=args.workers,
+            progress=not args.quiet,
+        )
+        keras_path = work / "detector.keras"
+        if args.train_only:
+            print(json.dumps(trained, indent=2))
+            print(f"trained detector saved as {keras_path}; bundle it with --keras {keras_path}")
+            return EXIT_OK
+    metrics = ship_detector_bundle(keras_path, args.out, eval_samples=args.eval_samples, train_info=trained)
     print(json.dumps(metrics["summary"], indent=2))
     print(f"bundle written to {args.out}; metrics in {args.out / 'metrics.json'}")
     return EXIT_OK
@@ -219,8 +239,19 @@ def _parser() -> argparse.ArgumentParser:
     det = commands.add_parser("train-detector", help="generate scenes, train, convert, quantize, bundle the detector")
     det.add_argument("--out", type=Path, default=Path("models/detect"), help="bundle folder (default models/detect)")
     det.add_argument("--seed", type=int, default=0)
-    det.add_argument("--samples", type=int, default=9000, help="training scenes")
-    det.add_argument("--epochs", type=int, default=12)
+    det.add_argument("--samples", type=int, default=40000, help="training scenes (default 40000)")
+    det.add_argument("--epochs", type=int, default=32)
+    det.add_argument("--lr", type=float, default=3e-3, help="peak learning rate (default 0.003)")
+    det.add_argument("--width", type=float, default=1.5, help="channel scale of a fresh detector (default 1.5, v2)")
+    det.add_argument("--batch-size", type=int, default=96)
+    det.add_argument("--workers", type=int, default=1, help="threads that build training batches")
+    det.add_argument(
+        "--train-only", action="store_true", help="stop after training (no TensorFlow needed: any Keras backend)"
+    )
+    det.add_argument("--keras", type=Path, help="skip training: bundle this trained detector.keras")
+    det.add_argument(
+        "--init-from", type=Path, help="continue training from this saved detector.keras instead of fresh weights"
+    )
     det.add_argument("--work", type=Path, help="folder for the Keras model and training logs")
     det.add_argument("--eval-samples", type=int, default=1000, help="held-out scenes for the metrics")
     det.add_argument("-q", "--quiet", action="store_true", help="no progress bars")

@@ -99,9 +99,9 @@ def ship_detector_bundle(
         check_pixels=rep.x[:100],
         golden_pixels=golden,
         manifest={
-            "id": "detect-v1",
+            "id": "detect-v2",
             "name": "seedcam road signs and plates (synthetic-trained SSD)",
-            "version": "1.0.0",
+            "version": "2.0.0",
             "task": "detect",
             "decoder": detector_decoder_config(),
             "camera": DEFAULT_CAMERA.to_dict(),

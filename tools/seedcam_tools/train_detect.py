@@ -23,7 +23,7 @@ from seedcam_firmware.inference.anchors import encode_boxes, grid_anchors
 from seedcam_firmware.inference.preprocess import normalise
 
 from .detdata import DETECT_INPUT, LABELS, VAL_SEED_BASE, DetectionData, generate
-from .detmodel import ANCHOR_LEVELS, build_detector
+from .detmodel import ANCHOR_LEVELS, DETECTOR_WIDTH, build_detector
 
 __all__ = ["assign_targets", "train_detector", "train_on_data"]
 
@@ -83,29 +83,32 @@ def assign_targets(boxes: np.ndarray, classes: np.ndarray, anchor_array: np.ndar
 
 
 def _focal_loss(y_true: Any, y_pred: Any) -> Any:
-    """Sigmoid focal loss; ``y_true`` = C one-hot targets + a valid (not ignored) flag."""
-    import tensorflow as tf
+    """Sigmoid focal loss; ``y_true`` = C one-hot targets + a valid (not ignored) flag.
+
+    Written with ``keras.ops``, so it trains on any Keras backend (TensorFlow here, JAX on a GPU machine).
+    """
+    from keras import ops
 
     target, valid = y_true[..., :-1], y_true[..., -1:]
-    p = tf.clip_by_value(y_pred, 1e-6, 1.0 - 1e-6)
-    ce = -(target * tf.math.log(p) + (1.0 - target) * tf.math.log(1.0 - p))
+    p = ops.clip(y_pred, 1e-6, 1.0 - 1e-6)
+    ce = -(target * ops.log(p) + (1.0 - target) * ops.log(1.0 - p))
     p_t = target * p + (1.0 - target) * (1.0 - p)
     alpha = target * FOCAL_ALPHA + (1.0 - target) * (1.0 - FOCAL_ALPHA)
-    per_sample = tf.reduce_sum(alpha * tf.pow(1.0 - p_t, FOCAL_GAMMA) * ce * valid, axis=[1, 2])
-    positives = tf.maximum(tf.reduce_sum(target), 1.0)
-    return per_sample * tf.cast(tf.shape(y_true)[0], tf.float32) / positives
+    per_sample = ops.sum(alpha * ops.power(1.0 - p_t, FOCAL_GAMMA) * ce * valid, axis=(1, 2))
+    positives = ops.maximum(ops.sum(target), 1.0)
+    return per_sample * ops.cast(ops.shape(y_true)[0], "float32") / positives
 
 
 def _box_loss(y_true: Any, y_pred: Any) -> Any:
     """Huber loss on the encodings of positive anchors; ``y_true`` = 4 encodings + positive flag."""
-    import tensorflow as tf
+    from keras import ops
 
     positive = y_true[..., 4:5]
-    err = tf.abs(y_true[..., :4] - y_pred)
-    huber = tf.where(err < 1.0, 0.5 * err * err, err - 0.5)
-    per_sample = tf.reduce_sum(huber * positive, axis=[1, 2])
-    positives = tf.maximum(tf.reduce_sum(positive), 1.0)
-    return per_sample * tf.cast(tf.shape(y_true)[0], tf.float32) / positives
+    err = ops.abs(y_true[..., :4] - y_pred)
+    huber = ops.where(err < 1.0, 0.5 * err * err, err - 0.5)
+    per_sample = ops.sum(huber * positive, axis=(1, 2))
+    positives = ops.maximum(ops.sum(positive), 1.0)
+    return per_sample * ops.cast(ops.shape(y_true)[0], "float32") / positives
 
 
 #: a mirrored sample's encodings: tx changes sign; the positive flag and the rest stay
@@ -140,7 +143,14 @@ class _Batches:
 
     @staticmethod
     def make(
-        x: np.ndarray, box_t: np.ndarray, labels: np.ndarray, batch_size: int, seed: int, *, augment: bool = False
+        x: np.ndarray,
+        box_t: np.ndarray,
+        labels: np.ndarray,
+        batch_size: int,
+        seed: int,
+        *,
+        augment: bool = False,
+        workers: int = 1,
     ) -> Any:
         import keras
 
@@ -150,7 +160,7 @@ class _Batches:
 
         class Batches(keras.utils.PyDataset):
             def __init__(self) -> None:
-                super().__init__()
+                super().__init__(workers=workers)
                 self._rng = np.random.default_rng(seed)
                 self._order = self._rng.permutation(len(x))
                 self._epoch = 0
@@ -200,23 +210,37 @@ def train_on_data(
     lr: float = 3e-3,
     progress: bool = False,
     val: DetectionData | None = None,
+    init_from: Path | None = None,
+    width: float = DETECTOR_WIDTH,
+    checkpoint: Path | None = None,
+    workers: int = 1,
 ) -> Any:
-    """Train a fresh detector on ``train``; returns the Keras model.
+    """Train a detector on ``train``; returns the Keras model.
 
-    Cosine learning-rate decay with a short warm-up; deterministic for a given seed and data.
+    Starts from fresh weights, or from the Keras model saved at ``init_from``
+    (continued training, e.g. on more scenes at a lower ``lr``). Cosine
+    learning-rate decay with a short warm-up; deterministic for a given seed, data and start
+    on the TensorFlow backend (other backends, e.g. JAX on a GPU, are seeded but not bit-exact).
+    ``width`` scales the channels of a fresh detector; ``checkpoint`` is saved after every
+    epoch; ``workers`` threads build batches.
     """
     import keras
-    import tensorflow as tf
 
     keras.utils.set_random_seed(seed)
-    tf.config.experimental.enable_op_determinism()
+    if keras.backend.backend() == "tensorflow":
+        import tensorflow as tf
+
+        tf.config.experimental.enable_op_determinism()
     box_t, labels = build_targets(train)
-    batches = _Batches.make(train.x, box_t, labels, batch_size, seed, augment=True)
+    batches = _Batches.make(train.x, box_t, labels, batch_size, seed, augment=True, workers=workers)
     steps = epochs * len(batches)
     schedule = keras.optimizers.schedules.CosineDecay(
         lr / 10, decay_steps=max(1, steps - steps // 20), alpha=0.01, warmup_target=lr, warmup_steps=steps // 20
     )
-    model = build_detector()
+    if init_from is None:
+        model = build_detector(width=width)
+    else:
+        model = keras.models.load_model(init_from, custom_objects=CUSTOM_OBJECTS, compile=False)
     model.compile(
         optimizer=keras.optimizers.Adam(schedule, clipnorm=5.0),
         loss={"boxes": _box_loss, "scores": _focal_loss},
@@ -225,14 +249,36 @@ def train_on_data(
     if val is not None:
         val_box_t, val_labels = build_targets(val)
         val_batches = _Batches.make(val.x, val_box_t, val_labels, batch_size, seed)
-    model.fit(batches, epochs=epochs, verbose=2 if progress else 0, validation_data=val_batches)
+    callbacks = [] if checkpoint is None else [keras.callbacks.ModelCheckpoint(str(checkpoint))]
+    model.fit(batches, epochs=epochs, verbose=2 if progress else 0, validation_data=val_batches, callbacks=callbacks)
     return model
 
 
+def _backend() -> str:
+    import keras
+
+    return str(keras.backend.backend())
+
+
 def train_detector(
-    out_dir: Path, *, seed: int = 0, samples: int = 20000, epochs: int = 12, progress: bool = False
+    out_dir: Path,
+    *,
+    seed: int = 0,
+    samples: int = 40000,
+    epochs: int = 32,
+    lr: float = 3e-3,
+    init_from: Path | None = None,
+    width: float = DETECTOR_WIDTH,
+    batch_size: int = 96,
+    workers: int = 1,
+    progress: bool = False,
 ) -> dict[str, Any]:
-    """Generate data, train, and save ``detector.keras`` + ``train_metrics.json`` in ``out_dir``."""
+    """Generate data, train, and save ``detector.keras`` + ``train_metrics.json`` in ``out_dir``.
+
+    With ``init_from`` the training continues from that saved detector; else a
+    fresh one of channel scale ``width`` is trained. ``detector.keras`` is also
+    saved after every epoch, so an interrupted run keeps its last epoch.
+    """
     if samples > VAL_SEED_BASE:
         raise ValueError("samples would overlap the validation / held-out seed ranges")
     out_dir = Path(out_dir)
@@ -240,15 +286,40 @@ def train_detector(
     train = generate(0, samples, progress=progress)
     val = generate(VAL_SEED_BASE, max(64, min(500, samples // 10)))
     t0 = time.monotonic()
-    model = train_on_data(train, seed=seed, epochs=epochs, progress=progress, val=val)
+    start = None
+    if init_from is not None:  # read it before saving over it (it may be the same file)
+        start = Path(init_from).read_bytes()
+        init_from = out_dir / "init-detector.keras"
+        init_from.write_bytes(start)
+    model = train_on_data(
+        train,
+        seed=seed,
+        epochs=epochs,
+        lr=lr,
+        batch_size=batch_size,
+        progress=progress,
+        val=val,
+        init_from=init_from,
+        width=width,
+        checkpoint=out_dir / "detector.keras",
+        workers=workers,
+    )
     secs = time.monotonic() - t0
     model.save(out_dir / "detector.keras")
     metrics = {
         "samples": samples,
         "epochs": epochs,
         "seed": seed,
+        "lr": lr,
+        "width": width if init_from is None else None,
+        "batch_size": batch_size,
+        "keras_backend": _backend(),
         "train_seconds": secs,
         "validation_loss": float(model.evaluate(_Batches.make(val.x, *build_targets(val), 32, seed), verbose=0)[0]),
     }
+    if start is not None:
+        import hashlib
+
+        metrics["continued_from_sha256"] = hashlib.sha256(start).hexdigest()
     (out_dir / "train_metrics.json").write_text(json.dumps(metrics, indent=2))
     return metrics
