@@ -100,3 +100,64 @@ def test_cli_writes_the_report_and_an_empty_folder_is_fine(models: Path, tmp_pat
     assert main(["report", "--models", str(empty), "-q"]) == 0
     assert "(no bundles found)" in (empty / "REPORT.md").read_text()
     assert main(["report", "--models", str(tmp_path / "missing"), "-q"]) == 1
+
+
+def test_latency_measured_elsewhere_comes_back_as_a_section_checked_against_the_bundles(
+    models: Path, tmp_path: Path
+) -> None:
+    """``--json`` on one machine, ``models/latency/*.json`` on another: rows say whether they timed the shipped file."""
+    from seedcam_tools.latency_reference import load_reference
+
+    measured = tmp_path / "elsewhere.json"
+    out = tmp_path / "REPORT.md"
+    assert (
+        main(["report", "--models", str(models), "--out", str(out), "--invokes", "2", "-q", "--json", str(measured)])
+        == 0
+    )
+    ref = load_reference(measured)
+    lane = next(m for m in ref.models if m.folder == "lane")
+    assert [r.precision for r in lane.rows] == ["float32", "int8"]
+    f32, i8 = lane.rows
+
+    # the reference travels into models/latency/; then the lane bundle's int8 file is rebuilt
+    (models / "latency").mkdir()
+    data = json.loads(measured.read_text())
+    data["models"][0]["rows"][1]["note"] = "an older build"
+    (models / "latency" / "other-cpu.json").write_text(json.dumps(data))
+    manifest = json.loads((models / "lane" / "manifest.json").read_text())
+    manifest["files"]["int8"]["sha256"] = "0" * 64
+    text = render_markdown(
+        build_report(models, invokes=1), [load_reference(models / "latency" / "other-cpu.json")], models
+    )
+    section = text[text.index("## Measured on") :]
+    lines = [line for line in section.splitlines() if line.startswith("| `lane-v1`")]
+    assert "the shipped file" in lines[0] and "not the shipped file" not in lines[0]
+    assert lines[1].endswith(
+        f"{f32.latency_ms[1] / i8.latency_ms[1]:.2f}× / {f32.latency_ms[2] / i8.latency_ms[2]:.2f}× |"
+    )
+    (models / "lane" / "manifest.json").write_text(json.dumps(manifest))  # now the int8 file is not the one timed
+    text = render_markdown(
+        build_report(models, invokes=1), [load_reference(models / "latency" / "other-cpu.json")], models
+    )
+    lines = [line for line in text[text.index("## Measured on") :].splitlines() if line.startswith("| `lane-v1`")]
+    assert "the shipped file" in lines[0] and "**not the shipped file**: an older build" in lines[1]
+
+
+def test_a_malformed_latency_reference_is_a_clear_error(models: Path, tmp_path: Path, capsys) -> None:  # noqa: ANN001
+    from seedcam_tools.latency_reference import LatencyReferenceError, load_reference
+
+    bad = tmp_path / "bad.json"
+    for text, words in [
+        ("{not json", "bad.json"),
+        (json.dumps({"format": "something-else"}), "not a seedcam-latency-reference/1 file"),
+        (json.dumps({"format": "seedcam-latency-reference/1", "machine": {}}), "'cpu'"),
+    ]:
+        bad.write_text(text)
+        with pytest.raises(LatencyReferenceError, match=re.escape(words)):
+            load_reference(bad)
+    (models / "latency").mkdir()
+    (models / "latency" / "x.json").write_text("[]")
+    out = tmp_path / "R.md"
+    assert main(["report", "--models", str(models), "--out", str(out), "--invokes", "1", "-q"]) == 1
+    assert "not a seedcam-latency-reference/1 file" in capsys.readouterr().err
+    assert not out.exists()  # refused before measuring

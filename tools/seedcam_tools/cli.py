@@ -150,7 +150,14 @@ def cmd_report(args: argparse.Namespace) -> int:
     from seedcam_tools.report import write_report
 
     out = args.out or args.models / "REPORT.md"
-    report = write_report(args.models, out, invokes=args.invokes, progress=not args.quiet)
+    report = write_report(
+        args.models,
+        out,
+        invokes=args.invokes,
+        progress=not args.quiet,
+        references=args.reference,
+        json_out=args.json,
+    )
     rows = sum(len(m.rows) for m in report.models)
     print(f"wrote {out}: {len(report.models)} model(s), {rows} row(s), {len(report.skipped)} not measured")
     return EXIT_OK
@@ -289,6 +296,13 @@ def _parser() -> argparse.ArgumentParser:
     rep.add_argument("--models", type=Path, default=Path("models"), help="folder of bundle folders")
     rep.add_argument("--out", type=Path, help="markdown file (default MODELS/REPORT.md)")
     rep.add_argument("--invokes", type=int, default=200, help="timed invokes per file and thread count")
+    rep.add_argument(
+        "--reference",
+        type=Path,
+        nargs="*",
+        help="latency files measured on other machines to add (default: MODELS/latency/*.json)",
+    )
+    rep.add_argument("--json", type=Path, help="also write this machine's measurements as such a latency file")
     rep.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     rep.set_defaults(func=cmd_report)
 

@@ -11,6 +11,9 @@ Accuracy comes from ``metrics.json``: its ``summary``
 otherwise lane metrics (``heldout.<precision>.offset_mae_m`` and
 ``heading_mae_deg``). A bundle that fails to load is listed under the table
 with the reason, never silently dropped.
+
+Latency measured on other machines (a CPU with int8 dot-product instructions,
+say) comes in as reference files, see :mod:`seedcam_tools.latency_reference`.
 """
 
 from __future__ import annotations
@@ -33,6 +36,8 @@ from seedcam.errors import SensorError
 from seedcam_firmware.inference.manifest import ModelManifest, load_manifest
 from seedcam_firmware.inference.runtime import Model
 
+from .latency_reference import Reference, find_references, load_reference, reference_dict, render_reference
+
 __all__ = [
     "MachineInfo",
     "ModelReport",
@@ -50,6 +55,8 @@ log = logging.getLogger(__name__)
 
 WARMUP_INVOKES = 5
 THREADS = (1, 2)
+#: CPU flags (from /proc/cpuinfo) that decide how fast int8 kernels can be
+INT8_CPU_FEATURES = ("avx2", "avx512_vnni", "avx_vnni", "amx_int8", "asimddp", "i8mm")
 #: precisions in table order: the float32 reference row before the int8 row that shows the speed-up
 ROW_ORDER = ("float32", "int8")
 
@@ -66,6 +73,7 @@ class MachineInfo:
         date: UTC timestamp, ISO 8601 to the minute.
         runtime: TFLite runtime distribution and version.
         python: Python version.
+        cpu_features: which of :data:`INT8_CPU_FEATURES` the CPU has.
     """
 
     cpu: str
@@ -75,6 +83,7 @@ class MachineInfo:
     date: str
     runtime: str
     python: str
+    cpu_features: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -134,6 +143,19 @@ def _cpu_model() -> str:
     return platform.processor() or platform.machine() or "unknown CPU"
 
 
+def _int8_cpu_features() -> tuple[str, ...]:
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return ()
+    flags: set[str] = set()
+    for line in text.splitlines():
+        name, sep, value = line.partition(":")
+        if sep and name.strip() in ("flags", "Features"):
+            flags.update(value.split())
+    return tuple(f for f in INT8_CPU_FEATURES if f in flags)
+
+
 def _runtime_version() -> str:
     for dist in ("ai-edge-litert", "tflite-runtime", "tensorflow"):
         try:
@@ -162,6 +184,7 @@ def machine_info() -> MachineInfo:
         date=dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         runtime=_runtime_version(),
         python=platform.python_version(),
+        cpu_features=_int8_cpu_features(),
     )
 
 
@@ -323,10 +346,11 @@ def _size(n: int) -> str:
     return f"{n / 1e6:.2f} MB" if n >= 1e6 else f"{n / 1e3:.1f} kB"
 
 
-def render_markdown(report: Report) -> str:
-    """The report as a markdown page."""
+def render_markdown(report: Report, references: Sequence[Reference] = (), models_dir: str | Path = "models") -> str:
+    """The report as a markdown page; ``references`` (measured elsewhere) follow as sections of their own."""
     m = report.machine
     load = f"; 1-minute load average {m.load_average:.2f} when it started" if m.load_average is not None else ""
+    features = f"; int8-relevant CPU features: {', '.join(m.cpu_features) or 'none'}"
     threads = report.threads
     lines = [
         "# Model report",
@@ -337,7 +361,7 @@ def render_markdown(report: Report) -> str:
         report.command or "seedcam-tools report",
         "```",
         "",
-        f"- **Machine**: {m.cpu}, {m.cores} logical cores ({m.usable_cores} usable){load}",
+        f"- **Machine**: {m.cpu}, {m.cores} logical cores ({m.usable_cores} usable){load}{features}",
         f"- **Date**: {m.date}",
         f"- **Runtime**: {m.runtime} (CPU kernels, no delegate), Python {m.python}",
         f"- **Latency**: median of {report.invokes} `Model.invoke` calls on the bundle's golden input "
@@ -366,6 +390,8 @@ def render_markdown(report: Report) -> str:
     if report.skipped:
         lines += ["", "Not measured:", ""]
         lines += [f"- `{name}/`: {reason}" for name, reason in report.skipped]
+    for ref in references:
+        lines += render_reference(ref, Path(models_dir))
     return "\n".join(lines) + "\n"
 
 
@@ -376,17 +402,32 @@ def write_report(
     invokes: int = 200,
     threads: Sequence[int] = THREADS,
     progress: bool = False,
+    references: Sequence[Path] | None = None,
+    json_out: str | Path | None = None,
 ) -> Report:
     """Measure every bundle under ``models_dir`` and write the markdown page to ``out``.
+
+    ``references``: latency files measured elsewhere to add (default: those in
+    ``models_dir/latency/``). ``json_out``: also write this machine's measurements
+    as such a file.
 
     Raises:
         ValueError: see :func:`build_report`.
         OSError: ``out`` cannot be written.
+        LatencyReferenceError: a reference file is unreadable or malformed.
     """
     command = f"seedcam-tools report --models {models_dir} --out {out} --invokes {invokes}"
+    paths = find_references(Path(models_dir)) if references is None else list(references)
+    refs = [load_reference(path) for path in paths]  # before measuring: a bad file fails fast
     report = build_report(models_dir, invokes=invokes, threads=threads, command=command, progress=progress)
-    out = Path(out)
-    tmp = out.with_name(out.name + ".tmp")
-    tmp.write_text(render_markdown(report))
-    tmp.replace(out)
+    _write_atomically(Path(out), render_markdown(report, refs, models_dir))
+    if json_out is not None:
+        data = reference_dict(report, Path(models_dir), cpu_features=report.machine.cpu_features)
+        _write_atomically(Path(json_out), json.dumps(data, indent=2) + "\n")
     return report
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text)
+    tmp.replace(path)
