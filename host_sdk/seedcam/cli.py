@@ -8,12 +8,15 @@ The port comes from ``--port``, else ``$SEEDCAM_PORT``, else discovery.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import enum
 import json
+import signal
 import sys
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -223,7 +226,8 @@ def main(argv: list[str] | None = None, out: TextIO | None = None) -> int:
         return EXIT_OK if exc.code in (0, None) else EXIT_USER
     command: Callable[[argparse.Namespace, TextIO], int] = args.func
     try:
-        return command(args, out)
+        with _sigterm_as_interrupt():
+            return command(args, out)
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
     except (ValueError, NoSensorFound, OSError) as exc:
@@ -234,6 +238,23 @@ def main(argv: list[str] | None = None, out: TextIO | None = None) -> int:
         return _fail(exc, EXIT_USER if exc.status in _USER_STATUSES else EXIT_DEVICE)
     except SensorError as exc:
         return _fail(exc, EXIT_DEVICE)
+
+
+@contextlib.contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """While a command runs, SIGTERM unwinds like Ctrl-C, so children (the simulator's firmware) are stopped."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _fail(exc: BaseException, code: int) -> int:

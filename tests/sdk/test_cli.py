@@ -220,3 +220,37 @@ def test_ports_lists_sensors_with_vid_pid_and_serial(monkeypatch: pytest.MonkeyP
     monkeypatch.setattr(seedcam.ports, "list_ports", lambda: ports[2:])
     code, out = run("ports")
     assert code == 0 and "no seedcam sensors found" in out
+
+
+def test_sigterm_unwinds_like_ctrl_c() -> None:
+    """``kill`` (SIGTERM) ends a command through its cleanup, like Ctrl-C: exit 130, not death by signal."""
+    import os
+    import pty
+    import select
+    import signal
+    import subprocess
+    import sys
+
+    from seedcam.cli import EXIT_INTERRUPTED
+
+    master, slave = pty.openpty()
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "seedcam.cli", "--port", os.ttyname(slave), "info"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        try:
+            ready, _, _ = select.select([master], [], [], 20)  # its first request: the command is running
+            assert ready, "the CLI never wrote to the port"
+            os.read(master, 4096)
+            proc.send_signal(signal.SIGTERM)
+            assert proc.wait(10) == EXIT_INTERRUPTED
+            assert b"Traceback" not in proc.stderr.read()
+        finally:
+            proc.kill()
+            proc.wait(5)
+            proc.stderr.close()
+    finally:
+        os.close(master)
+        os.close(slave)

@@ -10,6 +10,7 @@ both normalised by the number of positives in the batch.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import math
@@ -318,8 +319,6 @@ def train_detector(
         "validation_loss": float(model.evaluate(_Batches.make(val.x, *build_targets(val), 32, seed), verbose=0)[0]),
     }
     if start is not None:
-        import hashlib
-
         metrics["continued_from_sha256"] = hashlib.sha256(start).hexdigest()
     (out_dir / "train_metrics.json").write_text(json.dumps(metrics, indent=2))
     return metrics
