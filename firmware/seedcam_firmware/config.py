@@ -202,7 +202,7 @@ class TasksConfig(_Section):
 
     _name: typing.ClassVar[str] = "tasks"
     enabled: tuple[str, ...] = setting(
-        ("lane",),
+        ("lane", "detect", "ocr"),
         choices=KNOWN_TASKS,
         live=True,
         check=lambda v: "must not repeat a task" if len(set(v)) != len(v) else None,

@@ -56,7 +56,8 @@ def bundle_file(tmp_path: Path, name: str, *, version: str, counter: int = 0, ke
 
 
 def start(firmware_factory, tmp_path: Path, *extra: str):  # noqa: ANN001, ANN201
-    return firmware_factory("--fps", "15", "--set", f"updates.dir={tmp_path / 'storage'}", *extra)
+    # lane only: these tests replace the lane model and watch its results
+    return firmware_factory("--fps", "15", "--tasks", "lane", "--set", f"updates.dir={tmp_path / 'storage'}", *extra)
 
 
 def test_push_rollback_delete_through_the_cli_while_results_stream(firmware_factory, tmp_path: Path) -> None:

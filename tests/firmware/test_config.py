@@ -48,7 +48,7 @@ def test_empty_file_is_the_defaults(tmp_path: Path) -> None:
     assert cfg.camera.source == "synthetic"
     assert (cfg.camera.width, cfg.camera.height, cfg.camera.fps) == (320, 240, 30.0)
     assert cfg.link.url == "pty" and cfg.link.baudrate == 921600
-    assert cfg.tasks.enabled == ("lane",)
+    assert cfg.tasks.enabled == ("lane", "detect", "ocr")
     assert cfg.pipeline.queue_depth == 2 and cfg.pipeline.jpeg_quality == 80
     assert Path(cfg.models.dir) == REPO / "models"
 
@@ -166,7 +166,7 @@ def test_get_set_reset_round_trip() -> None:
     assert config_get(new, "camera.fps") == 15.0
     assert config_get(new, "camera")["fps"] == 15.0
     assert config_get(new, "")["camera"]["fps"] == 15.0
-    assert config_get(new, "tasks.enabled") == ["lane"]
+    assert config_get(new, "tasks.enabled") == ["lane", "detect", "ocr"]
     assert config_reset(new, "camera.fps") == cfg
     assert config_reset(config_set(new, "camera.width", 64), "camera") == cfg
     assert config_reset(config_set(new, "link.baudrate", 115200)) == cfg
