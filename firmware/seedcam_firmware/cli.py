@@ -107,9 +107,11 @@ def _run(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGTERM, lambda *_: daemon.request_stop())
     signal.signal(signal.SIGINT, lambda *_: daemon.request_stop())
     daemon.start()
+    running = daemon.config.tasks.enabled  # the enabled tasks whose models loaded
+    not_loaded = "".join(f"; {name} not loaded" for name in config.tasks.enabled if name not in running)
     print(
         f"seedcam-firmware {__version__}: link at {daemon.link_path} "
-        f"(camera {config.camera.source}, tasks {','.join(config.tasks.enabled) or 'none'})",
+        f"(camera {config.camera.source}, tasks {','.join(running) or 'none'}{not_loaded})",
         flush=True,
     )
     try:

@@ -77,6 +77,7 @@ def test_broken_model_leaves_the_other_tasks_running_and_tasks_switch(
     )
     caplog.set_level(logging.INFO, logger="seedcam.sensor")
     fw = firmware_factory("--config", str(config))
+    assert "tasks lane,detect; ocr not loaded)" in fw.ready_line  # the ready line names what runs
 
     with seedcam.open(fw.link, timeout=WAIT_S) as sensor:
         # the host is told, on the LOG channel, which enabled task is missing and why
