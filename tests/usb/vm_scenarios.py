@@ -118,7 +118,7 @@ def sdk_gadget() -> Iterator[Children]:
     try:
         gadget_up_and_bind(
             children,
-            lambda: children.start("fw-bulk", *common, "--fps", "3", "--link", FFS_URL),
+            lambda: children.start("fw-bulk", *common, "--fps", "3", "--tasks", "lane", "--link", FFS_URL),
             lambda: Path(FFS, "ep1").exists(),
             lambda: children.start("fw-acm", *common, "--fps", "2", "--tasks", "", "--link", "/dev/ttyGS0"),
         )
