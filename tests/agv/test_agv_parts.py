@@ -216,6 +216,22 @@ def test_speed_limit_zone_caps_speed_for_its_length_and_ends() -> None:
     assert [e.kind for e in policy.events] == ["speed_limit", "speed_limit_end"]
 
 
+def test_a_stop_sign_misread_as_a_speed_limit_opens_no_zone() -> None:
+    """Frames that read the same far, turned stop sign as a speed limit do not vote for a zone."""
+    policy = SignPolicy(AgvConfig(confirm_k=3, confirm_n=5))
+    labels = ["stop", "speed_limit", "stop", "stop", "speed_limit", "speed_limit", "stop"]
+    for i, label in enumerate(labels):
+        det = stop_detection(1.5 - 0.01 * i, label=label)  # the car creeps on: the same sign, a bit nearer
+        policy.observe(result(i * 0.033, detections=(det,)), 0.01 * i, i * 0.033, 0.01 * i)
+    assert [e.kind for e in policy.events] == ["stop_seen"]
+    assert policy.limit(0.3, 0.1, 0.5)[1] != "speed_limit"
+    # a real speed-limit sign 1.5 m beyond that stop sign still opens its zone
+    for i in range(5):
+        det = Detection(1, "speed_limit", 0.9, sign_box(1.0))
+        policy.observe(result(1 + i * 0.033, detections=(det,)), 2.0, 1 + i * 0.033, 2.0)
+    assert [e.kind for e in policy.events] == ["stop_seen", "speed_limit"]
+
+
 # ---------------------------------------------------------------------------- controller
 
 

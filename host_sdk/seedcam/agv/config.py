@@ -74,6 +74,9 @@ class AgvConfig:
     stop_ignore_after_m: float = 0.6  #: after going, ignore stop signs until this far past the line
     speed_limit_mps: float = 0.3  #: speed in a speed-limit zone (when no number is read)
     speed_zone_length_m: float = 2.5
+    #: a speed-limit reading this close (m) to where a stop sign was read within the last n results
+    #: is that stop sign, misread (a far, strongly turned stop sign can look like a speed limit)
+    sign_conflict_m: float = 0.6
     # camera (for sign distances): the sensor's mounting
     camera_hfov_rad: float = math.radians(95.0)
     camera_pitch_rad: float = math.radians(15.0)

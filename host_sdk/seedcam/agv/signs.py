@@ -4,7 +4,10 @@ Detections count only when confirmed: the label must be seen with enough score i
 ``k`` of the last ``n`` results. Distances come from the size of the sign's box
 and the known size of sign faces and camera mounting, and are turned into
 odometer positions (distance along the car's path), so the car can keep
-approaching a stop line after the sign has left the camera's view.
+approaching a stop line after the sign has left the camera's view. A speed-limit
+reading about where a stop sign was read in the last ``n`` results does not
+count: it is that stop sign, misread (seen far off and turned, a stop sign can
+pass for a speed-limit sign in a few frames; the stop sign wins).
 """
 
 from __future__ import annotations
@@ -117,6 +120,8 @@ class SignPolicy:
         self._stop_votes = _Votes(config.confirm_k, config.confirm_n)
         self._limit_votes = _Votes(config.confirm_k, config.confirm_n)
         self._line_estimates: collections.deque[float] = collections.deque(maxlen=7)
+        #: where stop signs were read in each of the last n results (odometer m), for label conflicts
+        self._recent_stops: collections.deque[tuple[float, ...]] = collections.deque(maxlen=config.confirm_n)
         self._line_odo = math.nan
         self._hold_since = math.nan
         self._ignore_stop_until = -math.inf
@@ -141,8 +146,15 @@ class SignPolicy:
                 stops.append((det, distance))
             elif det.label in cfg.speed_limit_labels:
                 limits.append((det, distance))
+        self._recent_stops.append(tuple(odometer_at_capture + distance for _, distance in stops))
+        limits = [(det, d) for det, d in limits if not self._read_as_stop(odometer_at_capture + d)]
         self._observe_stop(stops, odometer_at_capture, now, odometer_now)
         self._observe_limit(limits, result, odometer_at_capture, now, odometer_now)
+
+    def _read_as_stop(self, sign_odo: float) -> bool:
+        """Whether a stop sign was read about there in the last n results (then that is what it is)."""
+        margin = self.config.sign_conflict_m
+        return any(abs(sign_odo - odo) <= margin for odos in self._recent_stops for odo in odos)
 
     def _observe_stop(
         self, stops: list[tuple[Detection, float]], odo_capture: float, now: float, odo_now: float

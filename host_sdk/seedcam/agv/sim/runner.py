@@ -302,9 +302,18 @@ def run_simulation(options: SimOptions) -> SimRun:
             "lane_unusable": stats.lane_unusable,
             "clock_one_way_s": clock.one_way_s,
             "outcome": world.outcome,
+            # what the sign policy decided: [seconds since the start, kind, odometer m, line/zone-end odometer m, value]
+            "sign_event_log": [
+                [round(e.time - start, 3), e.kind, round(e.odometer_m, 3), _finite(e.line_odometer_m), _finite(e.value)]
+                for e in controller.events
+            ],
         }
         firmware_log = firmware.log_path.read_text(errors="replace")[-4000:]
     return SimRun(options, track, samples, metrics, commands, cut_at, firmware_log)
+
+
+def _finite(value: float) -> float | None:
+    return round(value, 3) if math.isfinite(value) else None
 
 
 def _metrics(
