@@ -153,14 +153,9 @@ def _cpu_note() -> str:
     """The machine and whether it has int8 dot-product instructions (what INT8 speed-ups hinge on)."""
     import platform
 
-    flags: set[str] = set()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith(("flags", "Features")):
-                flags = set(line.split(":", 1)[1].split())
-                break
-    except OSError:
-        pass
+    from .report import cpu_flags
+
+    flags = cpu_flags()
     dot = sorted(flags & {"avx512_vnni", "avx_vnni", "amx_int8", "asimddp"})
     simd = sorted(flags & {"avx2", "avx512f", "asimd", "neon"})
     return f"{platform.machine()}; SIMD {', '.join(simd) or 'unknown'}; int8 dot product: {', '.join(dot) or 'none'}"

@@ -44,6 +44,7 @@ __all__ = [
     "PrecisionRow",
     "accuracy_text",
     "build_report",
+    "cpu_flags",
     "find_bundles",
     "machine_info",
     "median_latency_ms",
@@ -143,16 +144,22 @@ def _cpu_model() -> str:
     return platform.processor() or platform.machine() or "unknown CPU"
 
 
-def _int8_cpu_features() -> tuple[str, ...]:
+def cpu_flags() -> frozenset[str]:
+    """The CPU's feature flags from /proc/cpuinfo (x86 ``flags``, ARM ``Features``); empty where unreadable."""
     try:
         text = Path("/proc/cpuinfo").read_text()
     except OSError:
-        return ()
+        return frozenset()
     flags: set[str] = set()
     for line in text.splitlines():
         name, sep, value = line.partition(":")
         if sep and name.strip() in ("flags", "Features"):
             flags.update(value.split())
+    return frozenset(flags)
+
+
+def _int8_cpu_features() -> tuple[str, ...]:
+    flags = cpu_flags()
     return tuple(f for f in INT8_CPU_FEATURES if f in flags)
 
 
