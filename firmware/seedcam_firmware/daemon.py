@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import importlib
 import logging
-import os
 import secrets
-import tempfile
 import threading
 import time
 import tomllib
@@ -39,6 +37,7 @@ from seedcam_firmware.link_log import LinkLogHandler
 from seedcam_firmware.link_server import LinkServer
 from seedcam_firmware.pipeline import Pipeline
 from seedcam_firmware.rpc import Dispatcher, RequestFailed
+from seedcam_firmware.storage.atomic import write_atomically
 from seedcam_firmware.tasks.base import TaskRunner
 from seedcam_firmware.tasks.registry import TASK_FACTORIES, load_tasks
 from seedcam_firmware.transfer import UpdateService
@@ -412,24 +411,4 @@ def _persist(path: Path, key: str, config: FirmwareConfig) -> None:
             table[name] = list(value) if isinstance(value, tuple) else value
         if not table:
             data.pop(section)
-    _write_atomically(path, tomli_w.dumps(data))
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    """temp file → fsync → rename → fsync the directory."""
-    directory = path.parent
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    dir_fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
+    write_atomically(path, tomli_w.dumps(data).encode())

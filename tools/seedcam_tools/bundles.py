@@ -14,7 +14,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 import zipfile
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -26,6 +25,7 @@ from cryptography.hazmat.primitives.asymmetric import ed25519
 
 from seedcam.bundle import Bundle, build_bundle, key_id, read_bundle, sign_bundle, verify_signature
 from seedcam.errors import BundleError
+from seedcam_firmware.storage.atomic import write_atomically
 
 __all__ = [
     "KeyPair",
@@ -264,18 +264,8 @@ def sign_file(path: Path, private_key: bytes, out: Path | None = None) -> Path:
     bundle = read_bundle(path)
     target = Path(out or path)
     data = sign_bundle(bundle, private_key).to_bytes()
-    mode = target.stat().st_mode & 0o777 if target.exists() else 0o644
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
-    try:
-        os.fchmod(fd, mode)  # mkstemp's 0600 would make a shared bundle unreadable to others
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    mode = target.stat().st_mode & 0o777 if target.exists() else 0o644  # a temp file's 0600 would hide it
+    write_atomically(target, data, mode=mode)
     return target
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 from pathlib import Path
 from typing import Any
@@ -17,7 +16,7 @@ from seedcam_firmware.scene import DEFAULT_CAMERA
 from .detdata import DETECT_INPUT, HELDOUT_SEED_BASE, VAL_SEED_BASE, DetectionData, generate, make_sample
 from .detmetrics import decode_predictions, mean_average_precision
 from .detmodel import DETECT_OUTPUTS, detector_decoder_config
-from .export import write_bundle
+from .export import write_bundle, write_metrics
 
 __all__ = ["ACCEPTANCE", "evaluate_detector", "heldout_block", "ship_detector_bundle"]
 
@@ -123,7 +122,5 @@ def ship_detector_bundle(
         "training": train_info or {},
         "reproduce": f"seedcam-tools eval-detector --model {out_dir} --precision int8 --samples {eval_samples}",
     }
-    (Path(out_dir) / "metrics.json").write_text(
-        json.dumps(metrics, indent=2, default=lambda o: float(o) if isinstance(o, np.floating) else str(o)) + "\n"
-    )
+    write_metrics(out_dir, metrics)
     return metrics

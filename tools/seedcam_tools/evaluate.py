@@ -16,14 +16,29 @@ from typing import Any
 import numpy as np
 
 from seedcam_firmware.inference.lane import decode_lane
-from seedcam_firmware.inference.manifest import load_manifest
+from seedcam_firmware.inference.manifest import ModelManifest, load_manifest
 from seedcam_firmware.inference.preprocess import preprocess
 from seedcam_firmware.inference.runtime import Model
 from seedcam_firmware.scene import random_scene, render
 
 from .lanedata import HELDOUT_SEED_BASE
 
-__all__ = ["evaluate_lane"]
+__all__ = ["evaluate_lane", "manifest_for_file"]
+
+
+def manifest_for_file(model_path: Path) -> ModelManifest:
+    """The manifest entry (int8 or float32) of the bundle file ``model_path``, beside its ``manifest.json``.
+
+    Raises:
+        ValueError: the manifest lists no such file.
+        BundleError: the manifest is invalid or the file fails its sha256.
+    """
+    man_json = model_path.parent / "manifest.json"
+    for prec in ("int8", "float32"):
+        m = load_manifest(man_json, precision=prec)
+        if m.file.name == model_path.name:
+            return m
+    raise ValueError(f"{model_path.name} is not listed in {man_json}")
 
 
 def evaluate_lane(
@@ -42,15 +57,7 @@ def evaluate_lane(
         visible (``ok_*``), status accuracy on all scenes, p95 errors, and the
         median invoke time in ms.
     """
-    path = Path(model_path)
-    man_json = path.parent / "manifest.json"
-    manifest = None
-    for prec in ("int8", "float32"):
-        m = load_manifest(man_json, precision=prec)
-        if m.file.name == path.name:
-            manifest = m
-    if manifest is None:
-        raise ValueError(f"{path.name} is not listed in {man_json}")
+    manifest = manifest_for_file(Path(model_path))
     model = Model(manifest.file, input_shape=manifest.input_shape, outputs=manifest.outputs, num_threads=num_threads)
     base = HELDOUT_SEED_BASE + seed * 1_000_000
     errs, status_ok, times = [], 0, []
@@ -75,7 +82,7 @@ def evaluate_lane(
             )
     e = np.abs(np.asarray(errs))
     return {
-        "model": path.name,
+        "model": manifest.file.name,
         "precision": manifest.precision,
         "samples": samples,
         "ok_samples": len(e),

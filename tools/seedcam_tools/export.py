@@ -25,7 +25,7 @@ from .lanedata import LANE_INPUT, MASK_SIZE, SCALES
 
 Outputs = dict[str, tuple[int, ...]]
 
-__all__ = ["LANE_OUTPUTS", "check_float_conversion", "to_tflite", "write_bundle", "write_lane_bundle"]
+__all__ = ["LANE_OUTPUTS", "check_float_conversion", "to_tflite", "write_bundle", "write_lane_bundle", "write_metrics"]
 
 log = logging.getLogger(__name__)
 
@@ -223,3 +223,9 @@ def write_lane_bundle(
             "camera": DEFAULT_CAMERA.to_dict(),
         },
     )
+
+
+def write_metrics(out_dir: Path, metrics: dict[str, Any]) -> None:
+    """Write a bundle's ``metrics.json`` (numpy scalars as numbers, anything else unknown as text)."""
+    text = json.dumps(metrics, indent=2, default=lambda o: float(o) if isinstance(o, np.floating) else str(o))
+    (Path(out_dir) / "metrics.json").write_text(text + "\n")

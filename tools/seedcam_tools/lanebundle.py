@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import logging
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from .evaluate import evaluate_lane
-from .export import write_lane_bundle
+from .export import write_lane_bundle, write_metrics
 from .lanedata import HELDOUT_SEED_BASE, generate, make_sample
 from .train_lane import VAL_SEED_BASE
 
@@ -65,7 +62,5 @@ def ship_lane_bundle(
             f"print(evaluate_lane('models/lane/lane_int8.tflite', seed={eval_seed}, samples={eval_samples}))\""
         ),
     }
-    (Path(out_dir) / "metrics.json").write_text(
-        json.dumps(metrics, indent=2, default=lambda o: float(o) if isinstance(o, np.floating) else str(o)) + "\n"
-    )
+    write_metrics(out_dir, metrics)
     return metrics

@@ -31,7 +31,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from seedcam.errors import SensorError
-from seedcam_firmware.inference.manifest import load_manifest
 
 if TYPE_CHECKING:
     from .report import Report
@@ -103,25 +102,26 @@ class Reference:
     models: tuple[ReferenceModel, ...]
 
 
-def reference_dict(
-    report: Report, models_dir: Path, *, cpu_features: tuple[str, ...] = (), note: str = ""
-) -> dict[str, Any]:
+def reference_dict(report: Report, *, note: str = "") -> dict[str, Any]:
     """A :class:`~seedcam_tools.report.Report` measured here, as a reference file's JSON object."""
     m = report.machine
-    models = []
-    for model in report.models:
-        rows = []
-        for row in model.rows:
-            manifest = load_manifest(Path(models_dir) / model.folder, precision=row.precision)
-            rows.append(
+    models = [
+        {
+            "folder": model.folder,
+            "id": model.id,
+            "task": model.task,
+            "rows": [
                 {
                     "precision": row.precision,
                     "file": row.file,
-                    "sha256": manifest.sha256,
+                    "sha256": row.sha256,
                     "latency_ms": {str(t): v for t, v in row.latency_ms.items()},
                 }
-            )
-        models.append({"folder": model.folder, "id": model.id, "task": model.task, "rows": rows})
+                for row in model.rows
+            ],
+        }
+        for model in report.models
+    ]
     return {
         "format": FORMAT,
         "machine": {
@@ -130,7 +130,7 @@ def reference_dict(
             "date": m.date,
             "runtime": m.runtime,
             "python": m.python,
-            "cpu_features": list(cpu_features),
+            "cpu_features": list(m.cpu_features),
         },
         "invokes": report.invokes,
         "threads": list(report.threads),

@@ -18,6 +18,7 @@ say) comes in as reference files, see :mod:`seedcam_tools.latency_reference`.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import importlib.metadata
 import json
@@ -35,6 +36,7 @@ import numpy as np
 from seedcam.errors import SensorError
 from seedcam_firmware.inference.manifest import ModelManifest, load_manifest
 from seedcam_firmware.inference.runtime import Model
+from seedcam_firmware.storage.atomic import write_atomically
 
 from .latency_reference import Reference, find_references, load_reference, reference_dict, render_reference
 
@@ -99,6 +101,7 @@ class PrecisionRow:
         latency_ms: thread count -> median invoke time in milliseconds.
         speedup: thread count -> float32 median / this precision's median (INT8 rows
             of bundles with both precisions), else empty.
+        sha256: the timed file's hash (from the manifest, checked at load).
     """
 
     precision: str
@@ -107,6 +110,7 @@ class PrecisionRow:
     accuracy: str
     latency_ms: dict[int, float]
     speedup: dict[int, float] = field(default_factory=dict)
+    sha256: str = ""
 
 
 @dataclass(frozen=True)
@@ -296,11 +300,12 @@ def _measure_bundle(folder: Path, invokes: int, threads: Sequence[int], progress
             size_bytes=manifest.file.stat().st_size,
             accuracy=accuracy_text(metrics, prec),
             latency_ms=latency,
+            sha256=manifest.sha256,
         )
     if "float32" in rows and "int8" in rows:
         f32, i8 = rows["float32"], rows["int8"]
         speed = {n: f32.latency_ms[n] / i8.latency_ms[n] for n in threads}
-        rows["int8"] = PrecisionRow(i8.precision, i8.file, i8.size_bytes, i8.accuracy, i8.latency_ms, speed)
+        rows["int8"] = dataclasses.replace(i8, speedup=speed)
     assert manifest is not None
     return ModelReport(folder=folder.name, id=manifest.id, task=manifest.task, rows=tuple(rows.values()))
 
@@ -427,14 +432,8 @@ def write_report(
     paths = find_references(Path(models_dir)) if references is None else list(references)
     refs = [load_reference(path) for path in paths]  # before measuring: a bad file fails fast
     report = build_report(models_dir, invokes=invokes, threads=threads, command=command, progress=progress)
-    _write_atomically(Path(out), render_markdown(report, refs, models_dir))
+    write_atomically(Path(out), render_markdown(report, refs, models_dir).encode(), mode=0o644)
     if json_out is not None:
-        data = reference_dict(report, Path(models_dir), cpu_features=report.machine.cpu_features)
-        _write_atomically(Path(json_out), json.dumps(data, indent=2) + "\n")
+        data = reference_dict(report)
+        write_atomically(Path(json_out), (json.dumps(data, indent=2) + "\n").encode(), mode=0o644)
     return report
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text)
-    tmp.replace(path)

@@ -255,12 +255,6 @@ def train_on_data(
     return model
 
 
-def _backend() -> str:
-    import keras
-
-    return str(keras.backend.backend())
-
-
 def train_detector(
     out_dir: Path,
     *,
@@ -305,8 +299,9 @@ def train_detector(
         checkpoint=out_dir / "detector.keras",
         workers=workers,
     )
-    secs = time.monotonic() - t0
-    model.save(out_dir / "detector.keras")
+    secs = time.monotonic() - t0  # detector.keras: saved by the checkpoint after the last epoch
+    import keras  # loaded by the training by now; not before the scenes were rendered in forked workers
+
     metrics = {
         "samples": samples,
         "epochs": epochs,
@@ -314,7 +309,7 @@ def train_detector(
         "lr": lr,
         "width": width if init_from is None else None,
         "batch_size": batch_size,
-        "keras_backend": _backend(),
+        "keras_backend": str(keras.backend.backend()),
         "train_seconds": secs,
         "validation_loss": float(model.evaluate(_Batches.make(val.x, *build_targets(val), 32, seed), verbose=0)[0]),
     }

@@ -15,8 +15,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["TEMP_PREFIX", "cleanup_temp", "fsync_dir", "fsync_tree", "replace_dir", "write_atomically",
-           "write_json_atomically"]
+__all__ = [
+    "TEMP_PREFIX",
+    "cleanup_temp",
+    "fsync_dir",
+    "fsync_tree",
+    "replace_dir",
+    "write_atomically",
+    "write_json_atomically",
+]
 
 #: Names starting with this are unfinished writes; :func:`cleanup_temp` removes them at boot.
 TEMP_PREFIX = ".tmp-"
@@ -31,18 +38,23 @@ def fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
-def write_atomically(path: Path, data: bytes, *, before_rename: Callable[[], None] | None = None) -> None:
+def write_atomically(
+    path: Path, data: bytes, *, mode: int | None = None, before_rename: Callable[[], None] | None = None
+) -> None:
     """Replace ``path`` with ``data`` atomically and durably.
 
     Args:
         path: the file to write.
         data: its new content.
+        mode: the new file's permission bits (default: the temp file's 0600).
         before_rename: called once the temp file is durable, just before the rename
             (a test hook: a crash there must leave the old content).
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f"{TEMP_PREFIX}{path.name}.", dir=path.parent)
     try:
+        if mode is not None:
+            os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
