@@ -23,7 +23,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import multiprocessing as mp
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -34,6 +33,8 @@ import numpy as np
 from seedcam.errors import SensorError
 from seedcam_firmware.inference.preprocess import InputSpec, crop_resize
 from seedcam_firmware.scene import SceneSpec, random_objects, random_scene, render_with_mask
+
+from .workers import process_pool
 
 __all__ = [
     "HELDOUT_SEED_BASE",
@@ -390,7 +391,7 @@ def write_road_scene_folder(
     for label in ROAD_CLASSES:
         (out / label).mkdir(parents=True, exist_ok=True)
     chunks = [jobs[i : i + 64] for i in range(0, len(jobs), 64)]
-    pool = mp.get_context("fork").Pool(workers) if workers > 1 and len(jobs) > 128 else None
+    pool = process_pool(workers) if workers > 1 and len(jobs) > 128 else None
     it = pool.imap(_render_chunk, chunks) if pool is not None else map(_render_chunk, chunks)
     try:
         if progress:

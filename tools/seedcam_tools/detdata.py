@@ -22,6 +22,8 @@ import numpy as np
 from seedcam_firmware.inference.preprocess import InputSpec, crop_resize, crop_rows
 from seedcam_firmware.scene import DEFAULT_CAMERA, OBJECT_KINDS, SceneObject, object_corners, random_scene, render
 
+from .workers import process_pool
+
 __all__ = [
     "DETECT_INPUT",
     "HELDOUT_SEED_BASE",
@@ -164,7 +166,7 @@ def generate(seed_base: int, n: int, *, workers: int | None = None, progress: bo
     iterator = map(make_sample, seeds.tolist()) if procs == 1 or n < 64 else None
     pool = None
     if iterator is None:
-        pool = mp.get_context("fork").Pool(procs)
+        pool = process_pool(procs)
         iterator = pool.imap(make_sample, seeds.tolist(), chunksize=32)
     if progress:
         from tqdm import tqdm

@@ -10,7 +10,6 @@ seeds are never used for training, calibration or model selection.
 from __future__ import annotations
 
 import logging
-import multiprocessing as mp
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,6 +17,8 @@ import numpy as np
 
 from seedcam_firmware.inference.preprocess import InputSpec, crop_resize
 from seedcam_firmware.scene import DEFAULT_CAMERA, random_scene, render_with_mask
+
+from .workers import process_pool
 
 __all__ = [
     "HELDOUT_SEED_BASE",
@@ -117,7 +118,7 @@ def generate(first_seed: int, count: int, *, workers: int = 2, progress: bool = 
         it = map(_chunk, chunks)
         pool = None
     else:
-        pool = mp.get_context("fork").Pool(workers)
+        pool = process_pool(workers)
         it = pool.imap(_chunk, chunks)
     try:
         if progress:

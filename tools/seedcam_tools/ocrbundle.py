@@ -10,7 +10,6 @@ accuracy and the character error rate.
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from dataclasses import asdict
@@ -20,12 +19,13 @@ from typing import Any
 import numpy as np
 
 from seedcam_firmware.inference.ctc import greedy_decode
-from seedcam_firmware.inference.manifest import ModelManifest, load_manifest
+from seedcam_firmware.inference.manifest import load_manifest
 from seedcam_firmware.inference.preprocess import normalise
 from seedcam_firmware.inference.runtime import Model
 from seedcam_firmware.scene import DEFAULT_CAMERA
 
-from .export import write_bundle
+from .evaluate import manifest_for_file
+from .export import write_bundle, write_metrics
 from .ocrdata import (
     ALPHABET,
     BLANK_INDEX,
@@ -89,15 +89,6 @@ def heldout_data(seed: int, samples: int, *, look: Look | None = None, workers: 
     return generate(first, samples, workers=workers, look=look or ACCEPTANCE_LOOK)
 
 
-def _manifest_for(model_path: Path) -> ModelManifest:
-    man_json = model_path.parent / "manifest.json"
-    for prec in ("int8", "float32"):
-        m = load_manifest(man_json, precision=prec)
-        if m.file.name == model_path.name:
-            return m
-    raise ValueError(f"{model_path.name} is not listed in {man_json}")
-
-
 def evaluate_ocr_on(model_path: str | Path, data: OcrData, *, num_threads: int = 1) -> dict[str, Any]:
     """Line accuracy, CER and median invoke time of one ``.tflite`` of a bundle on ``data``.
 
@@ -112,7 +103,7 @@ def evaluate_ocr_on(model_path: str | Path, data: OcrData, *, num_threads: int =
         BundleError: the manifest is invalid or the file's sha256 differs.
     """
     path = Path(model_path)
-    manifest = _manifest_for(path)
+    manifest = manifest_for_file(path)
     dec = manifest.decoder
     model = Model(manifest.file, input_shape=manifest.input_shape, outputs=manifest.outputs, num_threads=num_threads)
     x = normalise(data.x, manifest.input)
@@ -268,7 +259,5 @@ def ship_ocr_bundle(
         "reproduce": f"seedcam-tools eval-ocr --model {out_dir} --precision int8 --samples {eval_samples} "
         f"--seed {eval_seed} --max-forward {ACCEPTANCE_LOOK.max_forward_m}",
     }
-    (out_dir / "metrics.json").write_text(
-        json.dumps(metrics, indent=2, default=lambda o: float(o) if isinstance(o, np.floating) else str(o)) + "\n"
-    )
+    write_metrics(out_dir, metrics)
     return metrics

@@ -26,8 +26,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import logging
-import multiprocessing as mp
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,6 +35,8 @@ from seedcam_firmware.inference.plate import crop_plate
 from seedcam_firmware.inference.preprocess import InputSpec, crop_resize
 from seedcam_firmware.scene import DEFAULT_CAMERA, SceneObject, random_scene, render
 from seedcam_firmware.scene.textures import OBJECT_SIZE_M
+
+from .workers import process_pool
 
 __all__ = [
     "ALPHABET",
@@ -279,10 +279,7 @@ def generate(
         it = map(_chunk, chunks)
         pool = None
     else:
-        # fork is cheap, but children forked from a process running TensorFlow's threads can deadlock on
-        # locks those threads held; then spawn (which needs the usual `if __name__ == "__main__"` guard)
-        method = "spawn" if "tensorflow" in sys.modules else "fork"
-        pool = mp.get_context(method).Pool(workers)
+        pool = process_pool(workers)
         it = pool.imap(_chunk, chunks)
     try:
         if progress:
