@@ -23,7 +23,6 @@ import logging
 import os
 import select
 import socket
-import threading
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -31,9 +30,9 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import CameraError
-from ..scene import CameraModel, SceneSpec, random_scene, render
+from ..scene import SceneSpec, random_scene
 from ..scene.scripted import scene_from_dict
-from .base import CameraSource, Frame
+from .synthetic import RenderedCamera
 
 __all__ = ["SimCamera", "sim_look"]
 
@@ -61,7 +60,7 @@ def sim_look(seed: int) -> SceneSpec:
     )
 
 
-class SimCamera(CameraSource):
+class SimCamera(RenderedCamera):
     """Frames of the scene a simulator publishes on a Unix datagram socket, paced to ``fps``.
 
     Args:
@@ -74,22 +73,16 @@ class SimCamera(CameraSource):
         CameraError: the socket cannot be bound.
     """
 
+    kind = "sim"
+
     def __init__(
         self, socket_path: str | Path, *, fps: float = 30.0, seed: int = 0, size: tuple[int, int] = (320, 240)
     ) -> None:
-        if fps <= 0:
-            raise ValueError("fps must be > 0")
-        self.size = (int(size[0]), int(size[1]))
+        super().__init__(fps=fps, seed=seed, size=size)
         self.path = str(socket_path)
-        self._camera = CameraModel(width=self.size[0], height=self.size[1])
-        self._period_ns = round(1e9 / fps)
         self._look = sim_look(seed)
-        self._noise = np.random.default_rng(seed + 0x5EED)
         self._scene: SceneSpec | None = None
-        self._next_ns: int | None = None
-        self._frame_id = 0
         self.bad_messages = 0  #: datagrams that were not a valid scene
-        self._closed = threading.Event()
         with contextlib.suppress(FileNotFoundError):
             if Path(self.path).is_socket():
                 os.unlink(self.path)
@@ -124,43 +117,22 @@ class SimCamera(CameraSource):
                 raise CameraError(f"sim camera socket failed: {exc}") from exc
             self._take(data)
 
-    def read(self, timeout: float) -> Frame:
-        """Wait for the next frame time, take the newest scene, render it.
-
-        Raises:
-            CameraError: closed, the next frame is due later than ``timeout``, or no
-                scene arrived yet within ``timeout``.
-        """
-        if self._closed.is_set():
-            raise CameraError("sim camera is closed")
-        deadline = time.monotonic() + timeout
-        now = time.monotonic_ns()
-        if self._next_ns is None:
-            self._next_ns = now
-        wait_s = (self._next_ns - now) / 1e9
-        if wait_s > timeout:
-            raise CameraError(f"no frame within {timeout:.3f} s (next frame in {wait_s:.3f} s)")
-        if wait_s > 0 and self._closed.wait(wait_s):
-            raise CameraError("sim camera is closed")
+    def _next_scene(self, deadline: float) -> SceneSpec:
+        """The newest scene received; before the first one, wait for it until ``deadline``."""
         self._drain()
         while self._scene is None:
             remaining = deadline - time.monotonic()
             if remaining <= 0 or self._closed.is_set():
-                raise CameraError(f"no scene from the simulator on {self.path} within {timeout:.3f} s")
+                raise CameraError(f"no scene from the simulator on {self.path} yet")
             select.select([self._sock], [], [], min(remaining, 0.1))
             self._drain()
-        self._next_ns = max(self._next_ns + self._period_ns, time.monotonic_ns())
-        stamp_us = time.monotonic_ns() // 1000  # the "exposure" starts when rendering does
-        image, truth = render(self._scene, self._camera, rng=self._noise)
-        frame = Frame(self._frame_id, stamp_us, image, truth)
-        self._frame_id += 1
-        return frame
+        return self._scene
 
     def close(self) -> None:
         """Stop the camera and remove its socket; later reads raise :class:`CameraError`. Idempotent."""
         if self._closed.is_set():
             return
-        self._closed.set()
+        super().close()
         self._sock.close()
         with contextlib.suppress(OSError):
             os.unlink(self.path)

@@ -12,12 +12,77 @@ from ..errors import CameraError
 from ..scene import CameraModel, SceneSpec, SyntheticDrive, render
 from .base import CameraSource, Frame
 
-__all__ = ["SyntheticCamera"]
+__all__ = ["RenderedCamera", "SyntheticCamera"]
 
 log = logging.getLogger(__name__)
 
 
-class SyntheticCamera(CameraSource):
+class RenderedCamera(CameraSource):
+    """Frames rendered from a scene by the firmware's renderer, paced to ``fps``.
+
+    Subclasses say where each frame's scene comes from (:meth:`_next_scene`).
+    The schedule never runs ahead of a slow reader by more than one frame.
+
+    Args:
+        fps: frame rate; ``read`` sleeps until the next frame time.
+        seed: seed of the sensor noise (``seed + 0x5EED``).
+        size: (width, height) in pixels.
+    """
+
+    #: how errors name this camera
+    kind = "rendered"
+
+    def __init__(self, *, fps: float = 30.0, seed: int = 0, size: tuple[int, int] = (320, 240)) -> None:
+        if fps <= 0:
+            raise ValueError("fps must be > 0")
+        self.size = (int(size[0]), int(size[1]))
+        self._camera = CameraModel(width=self.size[0], height=self.size[1])
+        self._period_ns = round(1e9 / fps)
+        self._noise = np.random.default_rng(seed + 0x5EED)
+        self._next_ns: int | None = None
+        self._frame_id = 0
+        self._closed = threading.Event()
+
+    def _next_scene(self, deadline: float) -> SceneSpec:
+        """The scene of the frame about to be rendered (``deadline``: monotonic seconds to give up at).
+
+        Raises:
+            CameraError: no scene by ``deadline``.
+        """
+        raise NotImplementedError
+
+    def read(self, timeout: float) -> Frame:
+        """Wait for the next frame time (at most ``timeout`` s) and render the frame.
+
+        Raises:
+            CameraError: the camera is closed, the next frame is due later than
+                ``timeout`` from now, or its scene did not come within ``timeout``.
+        """
+        if self._closed.is_set():
+            raise CameraError(f"{self.kind} camera is closed")
+        deadline = time.monotonic() + timeout
+        now = time.monotonic_ns()
+        if self._next_ns is None:
+            self._next_ns = now
+        wait_s = (self._next_ns - now) / 1e9
+        if wait_s > timeout:
+            raise CameraError(f"no frame within {timeout:.3f} s (next frame in {wait_s:.3f} s)")
+        if wait_s > 0 and self._closed.wait(wait_s):
+            raise CameraError(f"{self.kind} camera is closed")
+        spec = self._next_scene(deadline)
+        self._next_ns = max(self._next_ns + self._period_ns, time.monotonic_ns())
+        stamp_us = time.monotonic_ns() // 1000  # the "exposure" starts when rendering does
+        image, truth = render(spec, self._camera, rng=self._noise)
+        frame = Frame(self._frame_id, stamp_us, image, truth)
+        self._frame_id += 1
+        return frame
+
+    def close(self) -> None:
+        """Stop the camera; later reads raise :class:`CameraError`. Idempotent."""
+        self._closed.set()
+
+
+class SyntheticCamera(RenderedCamera):
     """Frames of a :class:`~seedcam_firmware.scene.SyntheticDrive`, paced to ``fps``.
 
     Each frame's ``truth`` is the :class:`~seedcam_firmware.scene.SceneTruth`.
@@ -31,47 +96,14 @@ class SyntheticCamera(CameraSource):
         scripted: when given, every frame renders this scene (fresh noise each frame).
     """
 
+    kind = "synthetic"
+
     def __init__(
         self, *, fps: float = 30.0, seed: int = 0, size: tuple[int, int] = (320, 240), scripted: SceneSpec | None = None
     ) -> None:
-        if fps <= 0:
-            raise ValueError("fps must be > 0")
-        self.size = (int(size[0]), int(size[1]))
-        self._camera = CameraModel(width=self.size[0], height=self.size[1])
-        self._period_ns = round(1e9 / fps)
+        super().__init__(fps=fps, seed=seed, size=size)
         self._drive = SyntheticDrive(seed)
         self._scripted = scripted
-        self._noise = np.random.default_rng(seed + 0x5EED)
-        self._next_ns: int | None = None
-        self._frame_id = 0
-        self._closed = threading.Event()
 
-    def read(self, timeout: float) -> Frame:
-        """Wait for the next frame time (at most ``timeout`` s) and render the frame.
-
-        Raises:
-            CameraError: the camera is closed, or the next frame is due later than
-                ``timeout`` from now.
-        """
-        if self._closed.is_set():
-            raise CameraError("synthetic camera is closed")
-        now = time.monotonic_ns()
-        if self._next_ns is None:
-            self._next_ns = now
-        wait_s = (self._next_ns - now) / 1e9
-        if wait_s > timeout:
-            raise CameraError(f"no frame within {timeout:.3f} s (next frame in {wait_s:.3f} s)")
-        if wait_s > 0 and self._closed.wait(wait_s):
-            raise CameraError("synthetic camera is closed")
-        # never let the schedule run ahead of a slow reader by more than one frame
-        self._next_ns = max(self._next_ns + self._period_ns, time.monotonic_ns())
-        spec = self._scripted if self._scripted is not None else self._drive.step(self._period_ns / 1e9)
-        stamp_us = time.monotonic_ns() // 1000  # the "exposure" starts when rendering does
-        image, truth = render(spec, self._camera, rng=self._noise)
-        frame = Frame(self._frame_id, stamp_us, image, truth)
-        self._frame_id += 1
-        return frame
-
-    def close(self) -> None:
-        """Stop the camera; later reads raise :class:`CameraError`. Idempotent."""
-        self._closed.set()
+    def _next_scene(self, deadline: float) -> SceneSpec:
+        return self._scripted if self._scripted is not None else self._drive.step(self._period_ns / 1e9)
