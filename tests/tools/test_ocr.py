@@ -49,6 +49,8 @@ def test_crop_of_a_rendered_plate_is_mostly_plate(shift: tuple[float, float, flo
     box = (x0 + shift[0] * w, y0 + shift[1] * h, x1 + shift[2] * w, y1 + shift[3] * h)  # a detector-like box
     crop = crop_plate(image, box, W, H)
     assert crop.shape == (H, W, 3) and crop.dtype == np.uint8
+    gray = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)  # what the OCR task converts once per frame
+    np.testing.assert_array_equal(crop_plate(image, box, W, H, frame_gray=gray), crop)
     g = _grey(crop)
     # the plate is white (245) with a dark rim and dark text (25); floor (~90) and wall (~140) are mid-grey
     assert (g > 180).mean() > 0.5, "the background of the crop should be the white plate"
@@ -106,6 +108,7 @@ def test_crop_rejects_invalid_input() -> None:
         ((image, (0.1, 0.2, 0.3), W, H), {}),
         ((image, box, 0, H), {}),
         ((image, box, W, H), {"margin": -0.1}),
+        ((image, box, W, H), {"frame_gray": np.zeros((4, 4), np.uint8)}),
     ]
     for args, kwargs in bad:
         with pytest.raises(ValueError):

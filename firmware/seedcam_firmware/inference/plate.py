@@ -238,6 +238,7 @@ def crop_plate(
     out_height: int,
     *,
     margin: float = 0.1,
+    frame_gray: np.ndarray | None = None,
 ) -> np.ndarray:
     """The rectified crop of a plate the detector boxed in ``frame_bgr``.
 
@@ -247,6 +248,8 @@ def crop_plate(
         out_width, out_height: size of the returned crop in pixels.
         margin: the box grows by this fraction of its width / height on each side
             before the plate is searched for (and is the crop when none is found).
+        frame_gray: ``frame_bgr`` converted to grey (``cv2.COLOR_BGR2GRAY``), when the
+            caller crops several plates from one frame; else it is converted here.
 
     Returns:
         ``out_height x out_width x 3`` uint8 BGR crop: the plate's bright
@@ -281,8 +284,12 @@ def crop_plate(
     sx = work_w / (rx1 - rx0)
     # work = (frame - r0) * scale in edge coordinates, written for OpenCV's pixel-centre maps
     affine = np.array([[sx, 0.0, (0.5 - rx0) * sx - 0.5], [0.0, sy, (0.5 - ry0) * sy - 0.5]])
+    if frame_gray is None:
+        frame_gray = cv2.cvtColor(frame_bgr, cv2.COLOR_BGR2GRAY)
+    elif frame_gray.shape != frame_bgr.shape[:2]:
+        raise ValueError(f"frame_gray is {frame_gray.shape}, the frame is {frame_bgr.shape[:2]}")
     gray = cv2.warpAffine(
-        cv2.cvtColor(frame_bgr, cv2.COLOR_BGR2GRAY),
+        frame_gray,
         affine,
         (work_w, _WORK_HEIGHT),
         flags=cv2.INTER_LINEAR,

@@ -25,6 +25,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+import cv2
 import numpy as np
 
 from seedcam.types import Detection, TextLine
@@ -171,11 +172,15 @@ class OcrTask(ModelTask):
         spec = self.manifest.input
         crop_us = invoke_us = decode_us = 0
         lines: list[TextLine] = []
+        bgr = image.ndim == 3 and image.shape[2] == 3 and image.dtype == np.uint8  # else crop_plate says why
+        gray = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY) if plates and bgr else None  # once per frame, not per plate
         for det in plates:
             start = time.perf_counter()
             box = det.box
             try:
-                crop = crop_plate(image, (box.x_min, box.y_min, box.x_max, box.y_max), spec.width, spec.height)
+                crop = crop_plate(
+                    image, (box.x_min, box.y_min, box.x_max, box.y_max), spec.width, spec.height, frame_gray=gray
+                )
             except ValueError as exc:  # an empty box handed over by another task
                 log.debug("skipped plate %s: %s", box, exc)
                 continue
