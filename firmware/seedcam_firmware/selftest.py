@@ -90,8 +90,6 @@ def selftest_model(slot_dir: Path, header: BundleHeader, *, num_threads: int = 1
                 "selftest_mismatch", f"self-test: output {name!r} differs from golden by {error:.4g} > {atol}"
             )
         worst = max(worst, error)
-    if worst > atol:
-        raise UpdateRefused("selftest_mismatch", f"self-test: outputs differ from golden by {worst:.4g} > {atol}")
     return manifest, worst
 
 
@@ -103,8 +101,7 @@ def selftest_firmware(slot_dir: Path, header: BundleHeader) -> None:
     """
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(slot_dir), os.environ.get("PYTHONPATH")])))
     probe = (
-        "import seedcam_firmware, seedcam_firmware.cli; "
-        "print(seedcam_firmware.__version__, seedcam_firmware.__file__)"
+        "import seedcam_firmware, seedcam_firmware.cli; print(seedcam_firmware.__version__, seedcam_firmware.__file__)"
     )
     try:
         done = subprocess.run(

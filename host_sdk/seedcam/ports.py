@@ -13,6 +13,7 @@ from typing import Any
 __all__ = [
     "SEEDCAM_PID",
     "SEEDCAM_VID",
+    "VENDOR_CLASS",
     "PortInfo",
     "is_seedcam",
     "list_ports",
@@ -23,6 +24,8 @@ __all__ = [
 SEEDCAM_VID = 0x1209
 #: USB product id inside the pid.codes test range.
 SEEDCAM_PID = 0x5EED
+#: ``bInterfaceClass`` of the sensor's vendor-specific bulk interface (what the host looks for).
+VENDOR_CLASS = 0xFF
 
 
 @dataclass(frozen=True)

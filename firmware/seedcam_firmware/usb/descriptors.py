@@ -12,6 +12,8 @@ import enum
 import struct
 from dataclasses import dataclass
 
+from seedcam.ports import VENDOR_CLASS
+
 __all__ = [
     "BULK_IN_ADDRESS",
     "BULK_OUT_ADDRESS",
@@ -37,8 +39,6 @@ _USB_DT_ENDPOINT = 5
 _USB_ENDPOINT_XFER_BULK = 2
 _LANG_EN_US = 0x0409
 
-#: ``bInterfaceClass`` of the vendor-specific interface the host looks for.
-VENDOR_CLASS = 0xFF
 #: The interface's name (``iInterface``), shown by ``lsusb -v``.
 INTERFACE_STRING = "seedcam bulk link"
 #: Endpoint addresses as declared; the composite gadget renumbers them, so the

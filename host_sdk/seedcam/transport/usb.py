@@ -33,15 +33,13 @@ from array import array
 from typing import Any
 
 from seedcam.errors import LinkBroken, NoSensorFound, SensorError, SensorTimeout
-from seedcam.ports import SEEDCAM_PID, SEEDCAM_VID, PortInfo
+from seedcam.ports import SEEDCAM_PID, SEEDCAM_VID, VENDOR_CLASS, PortInfo
 from seedcam.transport.base import Transport, remaining
 
 __all__ = ["VENDOR_CLASS", "UsbTransport", "list_usb_sensors", "map_usb_error", "parse_usb_url"]
 
 log = logging.getLogger(__name__)
 
-#: ``bInterfaceClass`` of the sensor's bulk interface (vendor specific).
-VENDOR_CLASS = 0xFF
 #: Bytes asked for per bulk read (a multiple of every packet size).
 READ_SIZE = 65536
 #: Unread bytes buffered before the reader thread pauses.
