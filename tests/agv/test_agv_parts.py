@@ -92,8 +92,7 @@ def test_watchdog_trips_on_silence_and_stale_results_do_not_feed_it() -> None:
 
 def test_lane_keeper_steers_back_towards_the_centre_and_feeds_forward_only_confident_curvature() -> None:
     keeper = LaneKeeper(CFG)
-    left_of_centre = keeper.current(0.0, MotionHistory()) if keeper.estimate else None
-    assert left_of_centre is None
+    assert keeper.current(0.0, MotionHistory()) is None  # nothing seen yet: no estimate to steer on
     keeper.observe(lane(offset=0.05), 0.0)
     assert keeper.steer(keeper.current(0.0, MotionHistory()), 0.5) < 0  # car left of centre: steer right
     keeper.observe(lane(heading=-0.1), 0.0)

@@ -164,3 +164,24 @@ def test_serial_motor_controller_on_a_pty() -> None:
     finally:
         os.close(master)
         os.close(slave)
+
+
+def test_error_statistics_count_only_samples_taken_while_moving() -> None:
+    from seedcam.agv.sim.metrics import MOVING_MPS, RunMetrics, Sample, error_stats, summarise
+
+    def sample(error_m: float, speed_mps: float) -> Sample:
+        return Sample(0.0, 0.0, 0.0, 0.0, error_m, 0.0, speed_mps, "lane")
+
+    moving = [sample(e, 0.5) for e in (-0.01, 0.02, -0.03, 0.04)]
+    standing = [sample(0.5, 0.0), sample(0.5, MOVING_MPS)]  # a car stopped at a sign is not lane keeping
+    mean, p95, worst = error_stats(moving + standing)
+    assert mean == pytest.approx(0.025) and worst == pytest.approx(0.04)
+    assert p95 == pytest.approx(0.03 + 0.85 * 0.01)  # linear interpolation between the two largest
+    assert all(math.isnan(v) for v in error_stats(standing))
+    per_run = {"laps": 1, "error_mean_m": 0.0, "error_p95_m": 0.0, "error_max_m": 0.0, "departures": 0}
+    runs = [
+        (seed, part, RunMetrics(seeds=[seed], lap_times_s=[], stops=[], sign_events={}, **per_run))
+        for seed, part in ((0, moving[:2]), (1, moving[2:]))
+    ]
+    total = summarise(runs)
+    assert (total.error_mean_m, total.error_max_m) == (pytest.approx(0.025), pytest.approx(0.04))

@@ -121,7 +121,7 @@ class AgvController:
         """
         cfg = self.config
         dt = 0.0 if self._last_step is None else max(0.0, now - self._last_step)
-        self.odometer_m = odometer_m if odometer_m is not None else self.odometer_m + dt * self._speed
+        self.odometer_m = odometer_m if odometer_m is not None else self._odometer_at(now)
         previous = self.last_command
         command = self._decide(now)
         # accelerate gently; braking is left to the motor controller

@@ -117,6 +117,7 @@ class SignPolicy:
         self.config = config
         self.events: list[SignEvent] = []
         self.state = "cruise"  #: cruise | approach | hold
+        self._sign_labels = frozenset(config.stop_labels) | frozenset(config.speed_limit_labels)
         self._stop_votes = _Votes(config.confirm_k, config.confirm_n)
         self._limit_votes = _Votes(config.confirm_k, config.confirm_n)
         self._line_estimates: collections.deque[float] = collections.deque(maxlen=7)
@@ -137,7 +138,7 @@ class SignPolicy:
         stops: list[tuple[Detection, float]] = []
         limits: list[tuple[Detection, float]] = []
         for det in result.detections:
-            if det.score < cfg.sign_min_score:
+            if det.score < cfg.sign_min_score or det.label not in self._sign_labels:
                 continue
             distance = sign_distance(det.box, result.frame_width, result.frame_height, cfg)
             if distance is None or distance > cfg.sign_max_distance_m:

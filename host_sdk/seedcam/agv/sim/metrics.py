@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-__all__ = ["Sample", "StopEvent", "RunMetrics", "percentile", "summarise", "format_table"]
+__all__ = ["Sample", "StopEvent", "RunMetrics", "error_stats", "percentile", "summarise", "format_table"]
 
 #: a full stop: slower than this
 STOPPED_MPS = 0.005
@@ -119,9 +119,17 @@ def percentile(values: Sequence[float], q: float) -> float:
     return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
 
 
+def error_stats(samples: Iterable[Sample]) -> tuple[float, float, float]:
+    """Mean, p95 and max |lateral error| (m) over the samples taken while moving; nan without any."""
+    errors = [abs(s.error_m) for s in samples if s.speed_mps > MOVING_MPS]
+    if not errors:
+        return math.nan, math.nan, math.nan
+    return sum(errors) / len(errors), percentile(errors, 95), max(errors)
+
+
 def summarise(runs: Sequence[tuple[int, Sequence[Sample], RunMetrics]]) -> RunMetrics:
     """Combine runs: error statistics over all their moving samples, counts and lists joined."""
-    errors = [abs(s.error_m) for _, samples, _ in runs for s in samples if s.speed_mps > MOVING_MPS]
+    mean, p95, worst = error_stats(s for _, samples, _ in runs for s in samples)
     events: dict[str, int] = {}
     for _, _, m in runs:
         for k, v in m.sign_events.items():
@@ -130,9 +138,9 @@ def summarise(runs: Sequence[tuple[int, Sequence[Sample], RunMetrics]]) -> RunMe
     return RunMetrics(
         seeds=[seed for seed, _, _ in runs],
         laps=sum(m.laps for _, _, m in runs),
-        error_mean_m=sum(errors) / len(errors) if errors else math.nan,
-        error_p95_m=percentile(errors, 95),
-        error_max_m=max(errors) if errors else math.nan,
+        error_mean_m=mean,
+        error_p95_m=p95,
+        error_max_m=worst,
         departures=sum(m.departures for _, _, m in runs),
         lap_times_s=[t for _, _, m in runs for t in m.lap_times_s],
         stops=[s for _, _, m in runs for s in m.stops],

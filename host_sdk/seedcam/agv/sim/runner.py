@@ -31,7 +31,7 @@ from seedcam.agv.config import AgvConfig, DriveCommand
 from seedcam.agv.controller import AgvController
 from seedcam.agv.loop import ControlLoop
 from seedcam.agv.sim.link import ImpairedLink, LinkImpairment
-from seedcam.agv.sim.metrics import MOVING_MPS, STOPPED_MPS, RunMetrics, Sample, StopEvent, percentile
+from seedcam.agv.sim.metrics import STOPPED_MPS, RunMetrics, Sample, StopEvent, error_stats
 from seedcam.agv.sim.scene import scene_message, wrap_angle
 from seedcam.agv.sim.track import Track, default_track
 from seedcam.agv.sim.vehicle import BicycleModel, SimulatedMotor, VehicleParams
@@ -319,7 +319,7 @@ def _finite(value: float) -> float | None:
 def _metrics(
     track: Track, options: SimOptions, samples: list[Sample], controller: AgvController, outcome: str
 ) -> RunMetrics:
-    errors = [abs(s.error_m) for s in samples if s.speed_mps > MOVING_MPS]
+    mean, p95, worst = error_stats(samples)
     limit = track.lane_width_m / 2 - options.vehicle.half_width_m
     departures, outside = 0, False
     for s in samples:
@@ -335,9 +335,9 @@ def _metrics(
     return RunMetrics(
         seeds=[options.seed],
         laps=options.laps if options.distance_m is None else 0,
-        error_mean_m=sum(errors) / len(errors) if errors else math.nan,
-        error_p95_m=percentile(errors, 95),
-        error_max_m=max(errors) if errors else math.nan,
+        error_mean_m=mean,
+        error_p95_m=p95,
+        error_max_m=worst,
         departures=departures,
         lap_times_s=lap_times,
         stops=_stops(track, samples, options.start_s),
