@@ -107,3 +107,18 @@ def run_firmware_cli(*args: str, timeout: float = 60.0, cwd: Path | None = None)
         timeout=timeout,
         cwd=cwd,
     )
+
+
+def wait_until_inside(
+    thread: threading.Thread, function: str, timeout: float = 5
+) -> None:
+    """Poll the thread's stack until it is executing ``function`` (e.g. blocked in a read)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        frame = sys._current_frames().get(thread.ident or -1)
+        while frame is not None:
+            if frame.f_code.co_name == function:
+                return
+            frame = frame.f_back
+        time.sleep(0.001)
+    pytest.fail(f"thread never entered {function}()")

@@ -381,17 +381,27 @@ def test_an_upload_never_changes_a_bundle_folder_and_only_model_pairs_are_accept
         board.close()
 
 
-def test_a_pair_whose_bundle_appeared_meanwhile_is_not_imported_over_it(board: Board) -> None:
-    from seedcam_firmware.visionseed.custom_model import import_model_pair
+def test_a_pair_whose_bundle_appeared_meanwhile_is_not_imported_over_it(
+    board: Board, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The bundle folder appears while the pair is being checked: the final rename must not replace it."""
+    from seedcam_firmware.visionseed import custom_model
+    from seedcam_firmware.visionseed.errors import VisionSeedRequestError
 
     (board.models / "mine.json").write_bytes(lane_descriptor())
     shutil.copyfile(LANE / "lane_int8.tflite", board.models / "mine.tflite")
-    shutil.copytree(LANE, board.models / "mine")
-    before = (board.models / "mine" / "manifest.json").read_bytes()
-    with pytest.raises(Exception) as err:
-        import_model_pair(board.models, "mine", board.daemon.config)
-    assert getattr(err.value, "code", None) == Code.ERROR_PERMISSION
-    assert (board.models / "mine" / "manifest.json").read_bytes() == before
+    real_self_test = custom_model._self_test
+
+    def self_test_meanwhile_a_bundle_appears(task, config) -> None:  # noqa: ANN001
+        real_self_test(task, config)
+        shutil.copytree(LANE, board.models / "mine")
+
+    monkeypatch.setattr(custom_model, "_self_test", self_test_meanwhile_a_bundle_appears)
+    with pytest.raises(VisionSeedRequestError) as err:
+        custom_model.import_model_pair(board.models, "mine", board.daemon.config)
+    assert err.value.code == Code.ERROR_PERMISSION
+    assert (board.models / "mine" / "manifest.json").read_bytes() == (LANE / "manifest.json").read_bytes()
+    assert not (board.models / ".mine.import").exists()
 
 
 def test_uploads_are_refused_while_signed_updates_are_required(tmp_path: Path) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import errno
 import os
 import random
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -14,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import wait_until_inside
 
 from seedcam.errors import LinkBroken, SensorError, SensorTimeout
 from seedcam.transport import Transport, open_transport, pair, register_backend
@@ -59,21 +59,6 @@ def in_thread(fn: Callable[[], Any]) -> tuple[threading.Thread, dict[str, Any]]:
     thread.start()
     assert started.wait(5)
     return thread, result
-
-
-def wait_until_inside(
-    thread: threading.Thread, function: str, timeout: float = 5
-) -> None:
-    """Poll the thread's stack until it is executing ``function`` (e.g. blocked in a read)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        frame = sys._current_frames().get(thread.ident or -1)
-        while frame is not None:
-            if frame.f_code.co_name == function:
-                return
-            frame = frame.f_back
-        time.sleep(0.001)
-    pytest.fail(f"thread never entered {function}()")
 
 
 def transfer(src: Transport, dst: Transport, data: bytes) -> bytes:

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 import usb.core
 import usb.util
+from conftest import wait_until_inside
 
 import seedcam.ports
 from seedcam.discovery import resolve_url
@@ -283,6 +284,7 @@ def test_fake_transport_close_wakes_a_blocked_reader(fake_usb: list[FakeDevice])
 
     thread = threading.Thread(target=reader)
     thread.start()
+    wait_until_inside(thread, "wait")  # really blocked, not about to find the link closed on entry
     link.close()
     thread.join(5)
     assert not thread.is_alive() and errors
