@@ -7,8 +7,8 @@ import pytest
 
 from seedcam_firmware.inference.anchors import decode_boxes
 from seedcam_firmware.scene import DEFAULT_CAMERA, SceneObject, SceneSpec, render
-from seedcam_tools.detdata import DETECT_INPUT, LABELS, generate, make_sample
-from seedcam_tools.detmetrics import average_precision, mean_average_precision
+from seedcam_tools.detdata import DETECT_INPUT, LABELS, difficult, generate, make_sample
+from seedcam_tools.detmetrics import average_precision, mean_average_precision, threshold_metrics
 from seedcam_tools.train_detect import (
     _MIRROR_SIGNS,
     _mirrored_labels,
@@ -210,3 +210,56 @@ def test_training_continues_from_a_saved_detector(tmp_path) -> None:  # noqa: AN
     for before, after in zip(start.weights, model.weights, strict=True):
         if "kernel" in before.path:
             np.testing.assert_allclose(np.asarray(after), np.asarray(before), atol=1e-6)
+
+
+def test_difficult_truth_makes_its_anchors_ignored_not_background() -> None:
+    a = anchors()
+    boxes = np.array([[0.1, 0.2, 0.14, 0.3], [0.5, 0.4, 0.7, 0.5]], np.float32)
+    _, plain = assign_targets(boxes[:1], np.array([0]), a)
+    _, labels = assign_targets(boxes, np.array([0, difficult(6)]), a)
+    _, as_truth = assign_targets(boxes[1:], np.array([6]), a)
+    on_hard = as_truth == 7  # the anchors that would learn the second box if it were not difficult
+    assert on_hard.any() and np.all(labels[on_hard] == -1)
+    assert not np.any(labels == 7)
+    np.testing.assert_array_equal(labels[~on_hard & (labels != -1)], plain[~on_hard & (labels != -1)])
+
+
+def test_detections_on_difficult_objects_neither_count_nor_cost() -> None:
+    truth_boxes = [np.array([[0.1, 0.1, 0.3, 0.3], [0.6, 0.6, 0.8, 0.8]], np.float32)]
+    truth_classes = [np.array([0, difficult(0)])]
+    on_both = (
+        np.array([[0.1, 0.1, 0.3, 0.3], [0.6, 0.6, 0.8, 0.8]], np.float32),
+        np.array([0.9, 0.8]),
+        np.array([0, 0]),
+    )
+    r = mean_average_precision([on_both], truth_boxes, truth_classes)
+    assert r["map50"] == pytest.approx(1.0) and r["objects"] == 1 and r["difficult_objects"] == 1
+    assert r["at_threshold"]["recall"] == 1.0 and r["at_threshold"]["false_positives_per_frame"] == 0.0
+    # the same detection of another class on the difficult object is a false positive
+    wrong = (on_both[0], on_both[1], np.array([0, 1]))
+    t = threshold_metrics([wrong], truth_boxes, truth_classes)
+    assert t["recall"] == 1.0 and t["false_positives_per_frame"] == 1.0
+    below = (on_both[0], np.array([0.4, 0.8]), np.array([0, 0]))
+    assert threshold_metrics([below], truth_boxes, truth_classes)["recall"] == 0.0
+
+
+def test_a_shipped_tflite_becomes_the_same_trainable_keras_model() -> None:
+    from pathlib import Path
+
+    from seedcam_firmware.inference.preprocess import normalise
+    from seedcam_firmware.inference.runtime import Model
+    from seedcam_tools.detmodel import build_detector
+    from seedcam_tools.tflite_weights import TfliteWeightsError, load_tflite_weights
+
+    shipped = Path(__file__).parents[2] / "models" / "detect" / "detect_f32.tflite"
+    x = normalise(generate(20_000_000, 24, workers=1).x, DETECT_INPUT)
+    model = build_detector()
+    load_tflite_weights(model, shipped, x)
+    tflite = Model(shipped, num_threads=1)
+    ours = model.predict(x[:3], verbose=0)
+    for i in range(3):
+        ref = tflite.invoke(x[i : i + 1])
+        np.testing.assert_allclose(ours["scores"][i], ref["scores"][0], atol=1e-4)
+        np.testing.assert_allclose(ours["boxes"][i], ref["boxes"][0], atol=1e-3)
+    with pytest.raises(TfliteWeightsError, match="not the same architecture"):
+        load_tflite_weights(build_detector(width=1.0), shipped, x)

@@ -6,6 +6,14 @@ replaced by 0-4 signs and plates at varied distance, lateral position and yaw,
 some partly hidden by occluders. Objects are placed fully in view and hardly
 overlapping each other, so every truth box is a fair target.
 
+Two worlds: ``"classic"`` (the firmware renderer's scenes, as above) and
+``"random"`` (:mod:`seedcam_tools.world`, domain randomization: many sign designs,
+fonts, sizes, mountings, backgrounds, distractors and camera effects). In the
+random world a difficult object (too small, too far out of the frame or the
+detector's crop, or too occluded) has class ``-1 - label`` (see :func:`difficult`):
+training ignores the anchors on it, evaluation neither rewards nor penalises
+detections of it.
+
 Seeds: training ``[0, n)``, validation from ``VAL_SEED_BASE``, held-out evaluation
 from ``HELDOUT_SEED_BASE`` (never used for training, calibration or selection).
 """
@@ -15,6 +23,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import multiprocessing as mp
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -32,6 +41,9 @@ __all__ = [
     "DetectionData",
     "generate",
     "make_sample",
+    "difficult",
+    "frame_sample",
+    "make_world_sample",
     "random_detection_scene",
 ]
 
@@ -155,19 +167,84 @@ def make_sample(seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return pixels, box_array, np.asarray(classes, np.int64)
 
 
-def generate(seed_base: int, n: int, *, workers: int | None = None, progress: bool = False) -> DetectionData:
-    """Render samples ``seed_base .. seed_base + n - 1`` (in parallel processes)."""
+def difficult(label_index: int) -> int:
+    """The class code of a difficult object of ``label_index`` (negative; ``-1 - code`` gives the label back)."""
+    return -1 - label_index
+
+
+#: a box that keeps less than this fraction of its height inside the detector's crop is difficult
+_MIN_IN_CROP = 0.6
+
+
+def frame_sample(
+    image: np.ndarray, objects: Iterable[tuple[str, Sequence[float], bool]], labels: Sequence[str] = LABELS
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A full BGR frame and its objects ``(label, (x0, y0, x1, y1) pixels, difficult)`` as a detector sample.
+
+    Returns ``(model pixels, boxes M x 4 normalised to the model input, classes M)``. A box
+    keeping less than :data:`_MIN_IN_CROP` of its height inside the detector's crop becomes
+    difficult; one wholly outside it is dropped, and so is an object whose label is not in ``labels``.
+    """
+    pixels = crop_resize(image, DETECT_INPUT)
+    frame_h, frame_w = image.shape[:2]
+    top, bottom = crop_rows(frame_h, DETECT_INPUT)
+    boxes, classes = [], []
+    for label, (x0, y0, x1, y1), hard in objects:
+        in_crop = (min(y1, bottom) - max(y0, top)) / max(y1 - y0, 1e-6)
+        if in_crop <= 0.0 or label not in labels:
+            continue
+        index = list(labels).index(label)
+        boxes.append(
+            [
+                x0 / frame_w,
+                (max(y0, top) - top) / (bottom - top),
+                x1 / frame_w,
+                (min(y1, bottom) - top) / (bottom - top),
+            ]
+        )
+        classes.append(difficult(index) if hard or in_crop < _MIN_IN_CROP else index)
+    box_array = np.clip(np.asarray(boxes, np.float32).reshape(-1, 4), 0.0, 1.0)
+    return pixels, box_array, np.asarray(classes, np.int64)
+
+
+def make_world_sample(seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Like :func:`make_sample`, from the randomized world; difficult objects get :func:`difficult` codes."""
+    from .world import render_world_scene
+
+    scene = render_world_scene(seed)
+    return frame_sample(scene.image, ((o.label, o.box, o.difficult) for o in scene.objects))
+
+
+def _make_any(seed_and_world: tuple[int, bool]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    seed, randomized = seed_and_world
+    return make_world_sample(seed) if randomized else make_sample(seed)
+
+
+def generate(
+    seed_base: int,
+    n: int,
+    *,
+    workers: int | None = None,
+    progress: bool = False,
+    random_fraction: float = 0.0,
+) -> DetectionData:
+    """Render samples ``seed_base .. seed_base + n - 1`` (in parallel processes).
+
+    ``random_fraction`` of them (spread evenly, by seed) come from the randomized
+    world, the rest from the classic one.
+    """
     seeds = np.arange(seed_base, seed_base + n, dtype=np.int64)
+    jobs = [(int(s), bool(int((k + 1) * random_fraction) > int(k * random_fraction))) for k, s in enumerate(seeds)]
     h, w = DETECT_INPUT.height, DETECT_INPUT.width
     x = np.empty((n, h, w, 3), np.uint8)
     boxes: list[np.ndarray] = []
     classes: list[np.ndarray] = []
     procs = workers or min(mp.cpu_count(), 8)
-    iterator = map(make_sample, seeds.tolist()) if procs == 1 or n < 64 else None
+    iterator = map(_make_any, jobs) if procs == 1 or n < 64 else None
     pool = None
     if iterator is None:
         pool = process_pool(procs)
-        iterator = pool.imap(make_sample, seeds.tolist(), chunksize=32)
+        iterator = pool.imap(_make_any, jobs, chunksize=32)
     if progress:
         from tqdm import tqdm
 

@@ -11,11 +11,20 @@ from seedcam_firmware.inference.preprocess import normalise
 
 from .detdata import DETECT_INPUT, LABELS, DetectionData
 
-__all__ = ["average_precision", "decode_predictions", "evaluate_keras", "mean_average_precision"]
+__all__ = [
+    "DEFAULT_SCORE_THRESHOLD",
+    "average_precision",
+    "decode_predictions",
+    "evaluate_keras",
+    "mean_average_precision",
+    "threshold_metrics",
+]
 
 #: detections below this score are not counted (low, so that the PR curve is complete)
 EVAL_SCORE_THRESHOLD = 0.05
 IOU_MATCH = 0.5
+#: the shipped decoder's score threshold, where recall and false positives are reported
+DEFAULT_SCORE_THRESHOLD = 0.5
 
 Prediction = tuple[np.ndarray, np.ndarray, np.ndarray]  # boxes M x 4, scores M, classes M
 
@@ -37,6 +46,46 @@ def average_precision(recall: np.ndarray, precision: np.ndarray) -> float:
     return float(np.sum((r[steps + 1] - r[steps]) * p[steps + 1]))
 
 
+def _match(box: np.ndarray, gt: np.ndarray, used: np.ndarray) -> bool:
+    """Greedy match of ``box`` to the best unused truth box at IoU >= 0.5 (marks it used)."""
+    if not len(gt):
+        return False
+    iou = _iou(box, gt)
+    iou[used] = -1.0
+    j = int(iou.argmax())
+    if iou[j] >= IOU_MATCH:
+        used[j] = True
+        return True
+    return False
+
+
+def threshold_metrics(
+    predictions: Sequence[Prediction],
+    truth_boxes: Sequence[np.ndarray],
+    truth_classes: Sequence[np.ndarray],
+    threshold: float = DEFAULT_SCORE_THRESHOLD,
+) -> dict[str, float]:
+    """Recall and false positives per frame of the detections scoring >= ``threshold``.
+
+    A detection is true when it matches (IoU >= 0.5, same class) a truth box not yet
+    matched; one on a difficult object of its class is neither true nor false.
+    """
+    found = total = false = 0
+    for (boxes, scores, classes), tb, tc in zip(predictions, truth_boxes, truth_classes, strict=True):
+        total += int((tc >= 0).sum())
+        for c in np.unique(classes):
+            gt, hard = tb[tc == c], tb[tc == -1 - c]
+            used = np.zeros(len(gt), bool)
+            keep = (classes == c) & (scores >= threshold)
+            for box in boxes[keep][np.argsort(-scores[keep])]:
+                if _match(box, gt, used):
+                    found += 1
+                elif not (len(hard) and _iou(box, hard).max() >= IOU_MATCH):
+                    false += 1
+    frames = max(len(predictions), 1)
+    return {"threshold": threshold, "recall": found / max(total, 1), "false_positives_per_frame": false / frames}
+
+
 def mean_average_precision(
     predictions: Sequence[Prediction],
     truth_boxes: Sequence[np.ndarray],
@@ -54,14 +103,11 @@ def mean_average_precision(
             gt = tb[tc == c]
             used = np.zeros(len(gt), bool)
             keep = classes == c
+            hard = tb[tc == -1 - c]  # difficult objects of this class: detections on them do not count
             for box, score in sorted(zip(boxes[keep], scores[keep], strict=True), key=lambda t: -t[1]):
-                hit = False
-                if len(gt):
-                    iou = _iou(box, gt)
-                    iou[used] = -1.0
-                    j = int(iou.argmax())
-                    if iou[j] >= IOU_MATCH:
-                        used[j] = hit = True
+                hit = _match(box, gt, used)
+                if not hit and len(hard) and _iou(box, hard).max() >= IOU_MATCH:
+                    continue
                 scored.append((float(score), hit))
         scored.sort(key=lambda t: -t[0])
         hits = np.array([h for _, h in scored], dtype=np.float64)
@@ -71,7 +117,13 @@ def mean_average_precision(
         precision = tp / np.maximum(tp + fp, 1e-12) if len(hits) else np.zeros(0)
         per_class[LABELS[c] if c < len(LABELS) else str(c)] = average_precision(recall, precision)
     m = float(np.mean(list(per_class.values()))) if per_class else 0.0
-    return {"map50": m, "ap50_per_class": per_class, "objects": int(sum(len(t) for t in truth_classes))}
+    return {
+        "map50": m,
+        "ap50_per_class": per_class,
+        "objects": int(sum(int((t >= 0).sum()) for t in truth_classes)),
+        "difficult_objects": int(sum(int((t < 0).sum()) for t in truth_classes)),
+        "at_threshold": threshold_metrics(predictions, truth_boxes, truth_classes),
+    }
 
 
 def decode_predictions(boxes: np.ndarray, scores: np.ndarray, decoder: Any) -> list[Prediction]:

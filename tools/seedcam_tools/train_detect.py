@@ -25,6 +25,7 @@ from seedcam_firmware.inference.preprocess import normalise
 
 from .detdata import DETECT_INPUT, LABELS, VAL_SEED_BASE, DetectionData, generate
 from .detmodel import ANCHOR_LEVELS, DETECTOR_WIDTH, build_detector
+from .tflite_weights import load_tflite_weights
 
 __all__ = ["assign_targets", "train_detector", "train_on_data"]
 
@@ -63,10 +64,16 @@ def assign_targets(boxes: np.ndarray, classes: np.ndarray, anchor_array: np.ndar
     Returns:
         ``(box_targets N x 5 float32 = 4 encodings + positive flag, labels N int8)``
         where a label is -1 ignore, 0 background, ``1 + class`` for a positive.
+        A truth box of negative class (difficult) makes the anchors on it ignored.
     """
     n = len(anchor_array)
     box_t = np.zeros((n, 5), np.float32)
     labels = np.zeros(n, np.int8)
+    ignored = classes < 0
+    if ignored.any():  # difficult objects: no anchor learns from them, either way
+        corners = _anchor_corners(anchor_array.astype(np.float64))
+        labels[_iou_matrix(boxes[ignored].astype(np.float64), corners).max(axis=0) >= IGNORE_IOU] = -1
+        boxes, classes = boxes[~ignored], classes[~ignored]
     if len(boxes) == 0:
         return box_t, labels
     iou = _iou_matrix(boxes.astype(np.float64), _anchor_corners(anchor_array.astype(np.float64)))
@@ -219,7 +226,8 @@ def train_on_data(
     """Train a detector on ``train``; returns the Keras model.
 
     Starts from fresh weights, or from the Keras model saved at ``init_from``
-    (continued training, e.g. on more scenes at a lower ``lr``). Cosine
+    (continued training, e.g. on more scenes at a lower ``lr``), or from a shipped
+    float32 ``.tflite`` of the same width (:func:`load_tflite_weights`). Cosine
     learning-rate decay with a short warm-up; deterministic for a given seed, data and start
     on the TensorFlow backend (other backends, e.g. JAX on a GPU, are seeded but not bit-exact).
     ``width`` scales the channels of a fresh detector; ``checkpoint`` is saved after every
@@ -240,6 +248,9 @@ def train_on_data(
     )
     if init_from is None:
         model = build_detector(width=width)
+    elif Path(init_from).suffix == ".tflite":  # a shipped bundle: its folded weights, BN statistics from our data
+        model = build_detector(width=width)
+        load_tflite_weights(model, init_from, normalise(train.x[:256], DETECT_INPUT))
     else:
         model = keras.models.load_model(init_from, custom_objects=CUSTOM_OBJECTS, compile=False)
     model.compile(
@@ -267,24 +278,27 @@ def train_detector(
     batch_size: int = 96,
     workers: int = 1,
     progress: bool = False,
+    random_fraction: float = 0.0,
 ) -> dict[str, Any]:
     """Generate data, train, and save ``detector.keras`` + ``train_metrics.json`` in ``out_dir``.
 
     With ``init_from`` the training continues from that saved detector; else a
     fresh one of channel scale ``width`` is trained. ``detector.keras`` is also
     saved after every epoch, so an interrupted run keeps its last epoch.
+    ``random_fraction`` of the training and validation scenes come from the
+    randomized world (:mod:`seedcam_tools.world`), the rest from the classic one.
     """
     if samples > VAL_SEED_BASE:
         raise ValueError("samples would overlap the validation / held-out seed ranges")
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    train = generate(0, samples, progress=progress)
-    val = generate(VAL_SEED_BASE, max(64, min(500, samples // 10)))
+    train = generate(0, samples, progress=progress, random_fraction=random_fraction)
+    val = generate(VAL_SEED_BASE, max(64, min(500, samples // 10)), random_fraction=random_fraction)
     t0 = time.monotonic()
     start = None
     if init_from is not None:  # read it before saving over it (it may be the same file)
         start = Path(init_from).read_bytes()
-        init_from = out_dir / "init-detector.keras"
+        init_from = out_dir / f"init-detector{Path(init_from).suffix}"
         init_from.write_bytes(start)
     model = train_on_data(
         train,
@@ -309,6 +323,7 @@ def train_detector(
         "lr": lr,
         "width": width if init_from is None else None,
         "batch_size": batch_size,
+        "random_world_fraction": random_fraction,
         "keras_backend": str(keras.backend.backend()),
         "train_seconds": secs,
         "validation_loss": float(model.evaluate(_Batches.make(val.x, *build_targets(val), 32, seed), verbose=0)[0]),

@@ -1,0 +1,97 @@
+"""The randomized training world: determinism, truth that matches the pixels, lane status from what is in view."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from seedcam_tools.detdata import DETECT_INPUT, LABELS, difficult, make_world_sample
+from seedcam_tools.ocrdata import ALPHABET, OCR_INPUT
+from seedcam_tools.ocrdata import make_world_sample as make_world_plate
+from seedcam_tools.world import IN_VIEW_PIXELS, font_paths, plate_text, render_world_scene
+from seedcam_tools.world.faces import object_face, plate_face
+
+_SCENES = [render_world_scene(s) for s in range(40)]
+
+
+def test_a_scene_is_a_pure_function_of_its_seed() -> None:
+    a, b = render_world_scene(7), render_world_scene(7)
+    np.testing.assert_array_equal(a.image, b.image)
+    assert a.objects == b.objects and a.lane == b.lane
+    assert not np.array_equal(a.image, render_world_scene(8).image)
+    with pytest.raises(ValueError, match="seed"):
+        render_world_scene(-1)
+
+
+def test_truth_boxes_lie_in_the_frame_with_known_labels() -> None:
+    objects = [o for s in _SCENES for o in s.objects]
+    assert len(objects) > 30
+    for o in objects:
+        x0, y0, x1, y1 = o.box
+        assert 0 <= x0 < x1 <= 320 and 0 <= y0 < y1 <= 240
+        assert o.label in LABELS
+    assert {o.label for o in objects} == set(LABELS)  # 40 scenes hold every class
+    assert 0 < sum(o.difficult for o in objects) < len(objects) / 2
+
+
+def test_many_fonts_and_designs_are_drawn() -> None:
+    assert len(font_paths()) >= 40
+    rng = np.random.default_rng(0)
+    stops = [object_face(rng, "stop").bgr for _ in range(6)]
+    assert len({s.tobytes() for s in stops}) == 6
+    widths = {plate_face(rng, t).bgr.shape[1] for t in ("AB1", "AB-1234", "Q9", "XYZ-98765")}
+    assert len(widths) >= 3  # plate widths follow the text (or a random aspect)
+
+
+def test_plate_texts_use_the_ocr_alphabet_without_edge_dashes() -> None:
+    rng = np.random.default_rng(1)
+    for _ in range(300):
+        t = plate_text(rng)
+        assert 3 <= len(t) <= 8 and set(t) <= set(ALPHABET)
+        assert not t.startswith("-") and not t.endswith("-") and "--" not in t
+
+
+def test_a_large_unhidden_sign_is_where_its_box_says() -> None:
+    """The box of a big, non-difficult stop sign is mostly red, and the red of the frame is mostly in it."""
+    found = 0
+    for seed in range(400):
+        scene = render_world_scene(seed)
+        for o in scene.objects:
+            x0, y0, x1, y1 = (round(v) for v in o.box)
+            if o.label != "stop" or o.difficult or (x1 - x0) < 30:
+                continue
+            b, g, r = (scene.image[y0:y1, x0:x1, i].astype(int) for i in range(3))
+            red = (r > g + 40) & (r > b + 40)
+            assert red.mean() > 0.25
+            found += 1
+        if found >= 3:
+            break
+    assert found >= 3
+
+
+def test_lane_status_comes_from_what_is_in_view() -> None:
+    scenes = [render_world_scene(s, objects=False) for s in range(120)]
+    for scene in scenes:
+        painted = [int(np.count_nonzero(scene.mask[..., k] >= 0.5)) for k in range(2)]
+        assert scene.lane.left_in_view == (painted[0] >= IN_VIEW_PIXELS)
+        assert scene.lane.right_in_view == (painted[1] >= IN_VIEW_PIXELS)
+    counts = {s: sum(scene.lane.status == s for scene in scenes) for s in ("ok", "one_line", "lost")}
+    assert counts["ok"] > 60 and counts["one_line"] > 3
+
+
+def test_world_detection_samples_mark_difficult_objects_for_training_to_ignore() -> None:
+    samples = [make_world_sample(s) for s in range(60)]
+    codes = np.concatenate([c for _, _, c in samples])
+    assert (codes >= 0).sum() > 20 and (codes < 0).sum() > 0
+    assert codes.min() >= difficult(len(LABELS) - 1)
+    for pixels, boxes, _ in samples:
+        assert pixels.shape == (DETECT_INPUT.height, DETECT_INPUT.width, 3)
+        assert np.all((boxes >= 0) & (boxes <= 1))
+
+
+def test_world_plate_crops_are_plates() -> None:
+    pixels, text = make_world_plate(3)
+    assert pixels.shape == (OCR_INPUT.height, OCR_INPUT.width, 3) and set(text) <= set(ALPHABET)
+    # the crop is the plate: its middle has text-like contrast
+    grey = pixels.mean(axis=2)
+    assert grey[8:24, 16:112].std() > 15

@@ -1,0 +1,20 @@
+"""The randomized training world (domain randomization) shared by the model families.
+
+Only for training, calibration and our-world evaluation; the independent
+evaluation world is :mod:`seedcam_tools.otherworld` and shares nothing with it.
+"""
+
+from .assets import WorldAssetsMissing, font_paths
+from .scene import IN_VIEW_PIXELS, LABELS, WorldLane, WorldObject, WorldScene, plate_text, render_world_scene
+
+__all__ = [
+    "IN_VIEW_PIXELS",
+    "LABELS",
+    "WorldAssetsMissing",
+    "WorldLane",
+    "WorldObject",
+    "WorldScene",
+    "font_paths",
+    "plate_text",
+    "render_world_scene",
+]
