@@ -51,7 +51,14 @@ def cmd_train_lane(args: argparse.Namespace) -> int:
     from seedcam_tools.train_lane import train_lane
 
     work = args.work or args.out.parent / f"{args.out.name}-training"
-    trained = train_lane(work, seed=args.seed, samples=args.samples, epochs=args.epochs, progress=not args.quiet)
+    trained = train_lane(
+        work,
+        seed=args.seed,
+        samples=args.samples,
+        epochs=args.epochs,
+        progress=not args.quiet,
+        random_fraction=args.random_world,
+    )
     metrics = ship_lane_bundle(
         work / "lane.keras", args.out, eval_samples=args.eval_samples, train_info=_plain(trained)
     )
@@ -65,7 +72,13 @@ def cmd_eval_lane(args: argparse.Namespace) -> int:
     from seedcam_tools.evaluate import evaluate_lane
 
     manifest = load_manifest(args.model, precision=args.precision)  # checks the file's sha256 too
-    report = evaluate_lane(manifest.file, seed=args.seed, samples=args.samples)
+    if args.data is None and args.world == "classic":  # the classic held-out scenes, as the bundle's metrics
+        report = evaluate_lane(manifest.file, seed=args.seed, samples=args.samples)
+    else:
+        from seedcam_tools.frame_eval import lane_on_frames
+
+        frames = _frames(args, "lane", camera=manifest.camera)
+        report = lane_on_frames(args.model, frames, precision=args.precision)
     print(json.dumps(_plain(report), indent=2))
     return EXIT_OK
 
@@ -93,6 +106,7 @@ def cmd_train_detector(args: argparse.Namespace) -> int:
             batch_size=args.batch_size,
             workers=args.workers,
             progress=not args.quiet,
+            random_fraction=args.random_world,
         )
         keras_path = work / "detector.keras"
         if args.train_only:
@@ -105,11 +119,24 @@ def cmd_train_detector(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _frames(args: argparse.Namespace, kind: str, camera: dict[str, float] | None = None):  # noqa: ANN202
+    """The labelled frames an eval command reads: ``--data DIR``, else held-out frames of ``--world``."""
+    from seedcam_tools.frames import folder_frames, heldout_frames
+
+    if args.data is not None:
+        return folder_frames(args.data, kind, camera=camera)
+    return heldout_frames(args.world, args.seed, args.samples, plate_focus=kind == "ocr")
+
+
 def cmd_eval_detector(args: argparse.Namespace) -> int:
     from seedcam_tools.detbundle import evaluate_detector
+    from seedcam_tools.frame_eval import detector_on_frames
 
-    report = evaluate_detector(args.model, precision=args.precision, samples=args.samples, seed=args.seed)
-    print(json.dumps(report, indent=2))
+    if args.data is None and args.world == "classic":  # the classic held-out blocks, as the bundle's metrics
+        report = evaluate_detector(args.model, precision=args.precision, samples=args.samples, seed=args.seed)
+    else:
+        report = detector_on_frames(args.model, _frames(args, "detect"), precision=args.precision)
+    print(json.dumps(_plain(report), indent=2))
     return EXIT_OK
 
 
@@ -169,10 +196,21 @@ def cmd_train_ocr(args: argparse.Namespace) -> int:
     from seedcam_tools.train_ocr import train_ocr
 
     work = args.work or args.out.parent / f"{args.out.name}-training"
-    trained = train_ocr(work, seed=args.seed, samples=args.samples, epochs=args.epochs, progress=not args.quiet)
+    trained = train_ocr(
+        work,
+        seed=args.seed,
+        samples=args.samples,
+        epochs=args.epochs,
+        lr=args.lr,
+        progress=not args.quiet,
+        random_fraction=args.random_world,
+        init_from=args.init_from,
+    )
     command = (
         f"seedcam-tools train-ocr --out {args.out} --seed {args.seed} --samples {args.samples} "
-        f"--epochs {args.epochs} --eval-samples {args.eval_samples}"
+        f"--epochs {args.epochs} --lr {args.lr:g} --random-world {args.random_world:g} "
+        + (f"--init-from {args.init_from} " if args.init_from else "")
+        + f"--eval-samples {args.eval_samples}"
     )
     info = {**trained.to_dict(), "command": command}
     metrics = ship_ocr_bundle(
@@ -193,9 +231,15 @@ def cmd_eval_ocr(args: argparse.Namespace) -> int:
     from seedcam_tools.ocrdata import Look
 
     manifest = load_manifest(args.model, precision=args.precision)  # checks the file's sha256 too
-    look = Look(full_blur=args.full_blur, max_forward_m=args.max_forward)
-    report = evaluate_ocr(manifest.file, seed=args.seed, samples=args.samples, look=look)
-    print(json.dumps(report, indent=2))
+    if args.data is None and args.world == "classic":  # the classic held-out crops, as the bundle's metrics
+        look = Look(full_blur=args.full_blur, max_forward_m=args.max_forward)
+        report = evaluate_ocr(manifest.file, seed=args.seed, samples=args.samples, look=look)
+    else:
+        from seedcam_tools.frame_eval import ocr_on_frames
+
+        detector = args.detector if args.detector is not None and args.detector.exists() else None
+        report = ocr_on_frames(args.model, _frames(args, "ocr"), precision=args.precision, detect_bundle=detector)
+    print(json.dumps(_plain(report), indent=2))
     return EXIT_OK
 
 
@@ -231,6 +275,13 @@ def _parser() -> argparse.ArgumentParser:
     train.add_argument("--seed", type=int, default=0)
     train.add_argument("--samples", type=int, default=48000, help="training scenes")
     train.add_argument("--epochs", type=int, default=6)
+    train.add_argument(
+        "--random-world",
+        type=float,
+        default=0.0,
+        metavar="FRACTION",
+        help="fraction of scenes from the randomized training world (default 0: the classic renderer only)",
+    )
     train.add_argument("--work", type=Path, help="folder for the Keras model and training logs")
     train.add_argument("--eval-samples", type=int, default=1000, help="held-out scenes for the metrics")
     train.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
@@ -241,6 +292,15 @@ def _parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--precision", choices=("int8", "float32"), default="int8")
     evaluate.add_argument("--seed", type=int, default=0, help="which held-out seed block (never used in training)")
     evaluate.add_argument("--samples", type=int, default=1000)
+    evaluate.add_argument(
+        "--world",
+        choices=("classic", "random", "other"),
+        default="classic",
+        help="held-out frames of our classic world (default), our randomized world, or the independent world",
+    )
+    evaluate.add_argument(
+        "--data", type=Path, help="a labelled lane folder (lane.jsonl + camera.json) instead of rendered frames"
+    )
     evaluate.set_defaults(func=cmd_eval_lane)
 
     det = commands.add_parser("train-detector", help="generate scenes, train, convert, quantize, bundle the detector")
@@ -257,7 +317,16 @@ def _parser() -> argparse.ArgumentParser:
     )
     det.add_argument("--keras", type=Path, help="skip training: bundle this trained detector.keras")
     det.add_argument(
-        "--init-from", type=Path, help="continue training from this saved detector.keras instead of fresh weights"
+        "--random-world",
+        type=float,
+        default=0.0,
+        metavar="FRACTION",
+        help="fraction of scenes from the randomized training world (default 0: the classic renderer only)",
+    )
+    det.add_argument(
+        "--init-from",
+        type=Path,
+        help="continue training from this saved detector.keras, or a shipped float32 .tflite, instead of fresh weights",
     )
     det.add_argument("--work", type=Path, help="folder for the Keras model and training logs")
     det.add_argument("--eval-samples", type=int, default=1000, help="held-out scenes for the metrics")
@@ -269,6 +338,15 @@ def _parser() -> argparse.ArgumentParser:
     det_eval.add_argument("--precision", choices=("int8", "float32"), default="int8")
     det_eval.add_argument("--seed", type=int, default=0, help="which held-out seed block (never used in training)")
     det_eval.add_argument("--samples", type=int, default=1000)
+    det_eval.add_argument(
+        "--world",
+        choices=("classic", "random", "other"),
+        default="classic",
+        help="held-out frames of our classic world (default), our randomized world, or the independent world",
+    )
+    det_eval.add_argument(
+        "--data", type=Path, help="a labelled YOLO folder (data.yaml) or COCO .json instead of rendered frames"
+    )
     det_eval.set_defaults(func=cmd_eval_detector)
 
     clf = commands.add_parser("train-classifier", help="train an image classifier from DATA/<class>/<image> folders")
@@ -311,6 +389,15 @@ def _parser() -> argparse.ArgumentParser:
     ocr.add_argument("--seed", type=int, default=0)
     ocr.add_argument("--samples", type=int, default=40000, help="training plate crops")
     ocr.add_argument("--epochs", type=int, default=8)
+    ocr.add_argument("--lr", type=float, default=2e-3, help="peak learning rate (default 0.002)")
+    ocr.add_argument(
+        "--random-world",
+        type=float,
+        default=0.0,
+        metavar="FRACTION",
+        help="fraction of crops from the randomized training world (default 0: the classic renderer only)",
+    )
+    ocr.add_argument("--init-from", type=Path, help="fine-tune from this float32 .tflite of the same architecture")
     ocr.add_argument("--work", type=Path, help="folder for the Keras model and training logs")
     ocr.add_argument("--eval-samples", type=int, default=1000, help="held-out crops for the metrics")
     ocr.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
@@ -323,6 +410,19 @@ def _parser() -> argparse.ArgumentParser:
     ocr_eval.add_argument("--samples", type=int, default=1000)
     ocr_eval.add_argument("--max-forward", type=float, default=0.55, help="farthest plate, m (acceptance: 0.55)")
     ocr_eval.add_argument("--full-blur", action="store_true", help="random_scene's unscaled blur (harder look)")
+    ocr_eval.add_argument(
+        "--world",
+        choices=("classic", "random", "other"),
+        default="classic",
+        help="held-out frames of our classic world (default), our randomized world, or the independent world",
+    )
+    ocr_eval.add_argument("--data", type=Path, help="a labelled plate folder (ocr.jsonl) instead of rendered frames")
+    ocr_eval.add_argument(
+        "--detector",
+        type=Path,
+        default=Path("models/detect"),
+        help="detector bundle for the two-stage figure with --data / --world (default models/detect)",
+    )
     ocr_eval.set_defaults(func=cmd_eval_ocr)
 
     bench = commands.add_parser("bench", help="benchmarks")
