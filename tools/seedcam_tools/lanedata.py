@@ -31,6 +31,7 @@ __all__ = [
     "encode_targets",
     "generate",
     "make_sample",
+    "make_world_sample",
 ]
 
 log = logging.getLogger(__name__)
@@ -102,17 +103,40 @@ def make_sample(seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarr
     return crop_resize(image, LANE_INPUT), _pool_mask(mask), y, present
 
 
-def _chunk(seeds: list[int]) -> list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
-    return [make_sample(s) for s in seeds]
+def make_world_sample(seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Like :func:`make_sample`, from the randomized world (:mod:`seedcam_tools.world`).
+
+    Presence is what is in view (a line that left the frame or is worn away is
+    absent); a third of the scenes also hold signs, plates and distractors.
+    """
+    from .world import render_world_scene
+
+    scene = render_world_scene(seed, objects=seed % 3 == 0)
+    lane = scene.lane
+    y = np.array([lane.offset_m, lane.heading_rad, lane.curvature_per_m, lane.lane_width_m], np.float32)
+    present = np.array([lane.left_in_view, lane.right_in_view], np.float32)
+    return crop_resize(scene.image, LANE_INPUT), _pool_mask(scene.mask), y, present
 
 
-def generate(first_seed: int, count: int, *, workers: int = 2, progress: bool = False) -> LaneData:
+def _is_random(seed: int, random_fraction: float) -> bool:
+    return int((seed + 1) * random_fraction) > int(seed * random_fraction)
+
+
+def _chunk(job: tuple[list[int], float]) -> list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
+    seeds, random_fraction = job
+    return [make_world_sample(s) if _is_random(s, random_fraction) else make_sample(s) for s in seeds]
+
+
+def generate(
+    first_seed: int, count: int, *, workers: int = 2, progress: bool = False, random_fraction: float = 0.0
+) -> LaneData:
     """Render samples with seeds ``first_seed .. first_seed + count - 1``.
 
-    Deterministic: the result does not depend on ``workers``.
+    Deterministic: the result does not depend on ``workers``. ``random_fraction``
+    of the seeds (spread evenly) come from the randomized world.
     """
     seeds = list(range(first_seed, first_seed + count))
-    chunks = [seeds[i : i + 256] for i in range(0, count, 256)]
+    chunks = [(seeds[i : i + 256], random_fraction) for i in range(0, count, 256)]
     out: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
     if workers <= 1 or count < 512:
         it = map(_chunk, chunks)

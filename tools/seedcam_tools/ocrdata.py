@@ -63,6 +63,7 @@ __all__ = [
     "generate_cached",
     "jitter_box",
     "make_sample",
+    "make_world_sample",
     "random_text",
 ]
 
@@ -249,9 +250,29 @@ def make_sample(seed: int, look: Look | None = None) -> tuple[np.ndarray, str]:
     return crop_resize(crop, OCR_INPUT), text
 
 
-def _chunk(job: tuple[list[int], Look]) -> list[tuple[np.ndarray, str]]:
-    seeds, look = job
-    return [make_sample(s, look) for s in seeds]
+def make_world_sample(seed: int) -> tuple[np.ndarray, str]:
+    """Like :func:`make_sample`, from the randomized world (:mod:`seedcam_tools.world`): any font,
+    colours, border, text length and aspect, 0.22..0.75 m ahead, with the world's camera effects."""
+    from .world import render_world_scene
+
+    rng = np.random.default_rng([seed, 0x0C7])
+    scene = render_world_scene(seed, plate_focus=True)
+    h, w = scene.image.shape[:2]
+    plate = scene.objects[0]
+    x0, y0, x1, y1 = plate.box
+    box = jitter_box((x0 / w, y0 / h, x1 / w, y1 / h), rng)
+    crop = crop_plate(scene.image, box, OCR_INPUT.width, OCR_INPUT.height)
+    return crop_resize(crop, OCR_INPUT), plate.text
+
+
+def _is_random(k: int, random_fraction: float) -> bool:
+    """Sample ``k`` of a block comes from the randomized world (spread evenly)."""
+    return int((k + 1) * random_fraction) > int(k * random_fraction)
+
+
+def _chunk(job: tuple[list[int], Look, float]) -> list[tuple[np.ndarray, str]]:
+    seeds, look, random_fraction = job
+    return [make_world_sample(s) if _is_random(s, random_fraction) else make_sample(s, look) for s in seeds]
 
 
 def generate(
@@ -261,11 +282,13 @@ def generate(
     workers: int = 2,
     progress: bool = False,
     look: Look | None = None,
+    random_fraction: float = 0.0,
 ) -> OcrData:
     """Render samples with seeds ``first_seed .. first_seed + count - 1``.
 
     Deterministic: the result does not depend on ``workers``. ``look``: see
-    :class:`Look`.
+    :class:`Look` (the classic world's samples). ``random_fraction`` of the seeds
+    (spread evenly) come from the randomized world.
 
     Raises:
         ValueError: ``count`` < 1.
@@ -273,7 +296,7 @@ def generate(
     if count < 1:
         raise ValueError("count must be >= 1")
     seeds = list(range(first_seed, first_seed + count))
-    chunks = [(seeds[i : i + 256], look or Look()) for i in range(0, count, 256)]
+    chunks = [(seeds[i : i + 256], look or Look(), random_fraction) for i in range(0, count, 256)]
     out: list[tuple[np.ndarray, str]] = []
     if workers <= 1 or count < 512:
         it = map(_chunk, chunks)
@@ -306,17 +329,23 @@ def generate(
     )
 
 
-def data_key(first_seed: int, count: int, look: Look | None = None) -> str:
+def data_key(first_seed: int, count: int, look: Look | None = None, random_fraction: float = 0.0) -> str:
     """A key that changes whenever the data of these seeds could.
 
     It hashes the seeds, this module's sample-making functions and constants,
-    and the source of the plate crop, preprocessing and the scene renderer package.
+    and the source of the plate crop, preprocessing, the scene renderer package
+    and (when used) the randomized world package.
     """
     import importlib
     import inspect
 
-    h = hashlib.sha256(f"{first_seed}:{count}:{look or Look()!r}".encode())
-    for fn in (make_sample, random_text, jitter_box, _max_lateral, encode_text):
+    h = hashlib.sha256(f"{first_seed}:{count}:{look or Look()!r}:{random_fraction!r}".encode())
+    if random_fraction > 0:
+        from . import world
+
+        for f in sorted(Path(str(world.__file__)).parent.glob("*.py")):
+            h.update(f.read_bytes())
+    for fn in (make_sample, make_world_sample, _is_random, random_text, jitter_box, _max_lateral, encode_text):
         h.update(inspect.getsource(fn).encode())
     consts = (ALPHABET, MAX_TEXT_LEN, OCR_INPUT, FORWARD_RANGE_M, JITTER, DEFOCUS_SCALE, MOTION_BLUR_SCALE, _EDGE_PX)
     h.update(repr(consts).encode())
@@ -340,6 +369,7 @@ def generate_cached(
     workers: int = 2,
     progress: bool = False,
     look: Look | None = None,
+    random_fraction: float = 0.0,
 ) -> OcrData:
     """:func:`generate`, reusing crops rendered before into ``cache_dir``.
 
@@ -353,15 +383,16 @@ def generate_cached(
     parts = []
     for start in range(first_seed, first_seed + count, CACHE_BLOCK):
         n = min(CACHE_BLOCK, first_seed + count - start)
-        key = data_key(start, n, look)
-        path = cache_dir / f"crops-{start}-{n}{(look or Look()).tag}.npz"
+        key = data_key(start, n, look, random_fraction)
+        tag = (look or Look()).tag + (f"-random{random_fraction:g}" if random_fraction else "")
+        path = cache_dir / f"crops-{start}-{n}{tag}.npz"
         part = None
         if path.is_file():
             with np.load(path) as z:
                 if "key" in z and str(z["key"]) == key:
                     part = OcrData(z["x"], z["labels"], z["lengths"], z["seeds"])
         if part is None:
-            part = generate(start, n, workers=workers, progress=progress, look=look)
+            part = generate(start, n, workers=workers, progress=progress, look=look, random_fraction=random_fraction)
             tmp = path.with_name(path.stem + ".tmp.npz")
             np.savez(tmp, x=part.x, labels=part.labels, lengths=part.lengths, seeds=part.seeds, key=np.array(key))
             tmp.replace(path)

@@ -149,7 +149,13 @@ def train_on_data(
 
 
 def train_lane(
-    out_dir: Path, *, seed: int = 0, samples: int = 48000, epochs: int = 6, progress: bool = False
+    out_dir: Path,
+    *,
+    seed: int = 0,
+    samples: int = 48000,
+    epochs: int = 6,
+    progress: bool = False,
+    random_fraction: float = 0.0,
 ) -> LaneMetrics:
     """Generate data, train, and save ``lane.keras`` + ``train_metrics.json`` in ``out_dir``.
 
@@ -159,14 +165,15 @@ def train_lane(
         samples: number of training scenes (seeds ``0 .. samples-1``).
         epochs: passes over the data.
         progress: show progress bars / per-epoch logs.
+        random_fraction: share of scenes from the randomized world (:mod:`seedcam_tools.world`).
     """
     if samples > VAL_SEED_BASE:
         raise ValueError("samples would overlap the validation / held-out seed ranges")
     assert VAL_SEED_BASE < HELDOUT_SEED_BASE
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    train = generate(0, samples, progress=progress)
-    val = generate(VAL_SEED_BASE, max(64, min(2000, samples // 10)))
+    train = generate(0, samples, progress=progress, random_fraction=random_fraction)
+    val = generate(VAL_SEED_BASE, max(64, min(2000, samples // 10)), random_fraction=random_fraction)
     t0 = time.monotonic()
     model, _ = train_on_data(train, val, seed=seed, epochs=epochs, progress=progress)
     secs = time.monotonic() - t0

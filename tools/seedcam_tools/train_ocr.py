@@ -66,6 +66,8 @@ class OcrTrainMetrics:
     train_seconds: float
     render_seconds: float
     final_loss: float
+    random_world_fraction: float = 0.0
+    continued_from: str = ""
 
     def to_dict(self) -> dict[str, float]:
         """As a JSON-friendly dict."""
@@ -206,8 +208,11 @@ def train_on_data(
     progress: bool = False,
     width_mult: float = 1.0,
     augment: bool = True,
+    init_from: Path | None = None,
 ) -> tuple[Any, dict[str, list[float]]]:
-    """Train a fresh model on ``train``; returns ``(keras model, history dict)``.
+    """Train a fresh model on ``train`` (or one from the float32 ``.tflite`` at ``init_from``).
+
+    Returns ``(keras model, history dict)``.
 
     Adam with a short linear warm-up and cosine decay over ``epochs``, batches
     shuffled and (``augment``) varied by :func:`augment_batch`; deterministic for
@@ -221,6 +226,12 @@ def train_on_data(
     keras.utils.set_random_seed(seed)
     tf.config.experimental.enable_op_determinism()  # same seed and data -> the same weights
     model = build_ocr_model(width_mult)
+    if init_from is not None:
+        from seedcam_firmware.inference.preprocess import normalise
+
+        from .tflite_weights import load_tflite_weights
+
+        load_tflite_weights(model, init_from, normalise(train.x[:512], OCR_INPUT))
     steps = epochs * math.ceil(len(train.x) / batch_size)
     warmup = min(300, steps // 10)
     schedule = keras.optimizers.schedules.CosineDecay(
@@ -254,6 +265,8 @@ def train_ocr(
     batch_size: int = 64,
     lr: float = 2e-3,
     progress: bool = False,
+    random_fraction: float = 0.0,
+    init_from: Path | None = None,
 ) -> OcrTrainMetrics:
     """Generate plate crops, train, and save ``ocr.keras`` + ``train_metrics.json`` in ``out_dir``.
 
@@ -267,6 +280,8 @@ def train_ocr(
         epochs: passes over the data.
         batch_size, lr: optimiser settings.
         progress: show progress bars / per-epoch logs.
+        random_fraction: share of crops from the randomized world (:mod:`seedcam_tools.world`).
+        init_from: start from this float32 ``.tflite`` of the same architecture (fine-tuning).
 
     Raises:
         ValueError: ``samples`` would reach the validation seeds, or < 1.
@@ -278,11 +293,14 @@ def train_ocr(
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     t0 = time.monotonic()
-    train = generate_cached(out_dir / "crops", 0, samples, progress=progress)
-    val = generate_cached(out_dir / "crops", VAL_SEED_BASE, max(64, min(1000, samples // 10)))
+    crops = out_dir / "crops"
+    train = generate_cached(crops, 0, samples, progress=progress, random_fraction=random_fraction)
+    val = generate_cached(crops, VAL_SEED_BASE, max(64, min(1000, samples // 10)), random_fraction=random_fraction)
     render_secs = time.monotonic() - t0
     t0 = time.monotonic()
-    model, hist = train_on_data(train, val, seed=seed, epochs=epochs, batch_size=batch_size, lr=lr, progress=progress)
+    model, hist = train_on_data(
+        train, val, seed=seed, epochs=epochs, batch_size=batch_size, lr=lr, progress=progress, init_from=init_from
+    )
     secs = time.monotonic() - t0
     model.save(out_dir / "ocr.keras")
     m = validation_metrics(model, val)
@@ -298,6 +316,8 @@ def train_ocr(
         train_seconds=secs,
         render_seconds=render_secs,
         final_loss=float(hist["loss"][-1]),
+        random_world_fraction=random_fraction,
+        continued_from=str(init_from or ""),
     )
     (out_dir / "train_metrics.json").write_text(json.dumps(metrics.to_dict(), indent=2) + "\n")
     return metrics
