@@ -56,7 +56,9 @@ def brightness_reader() -> object:
     return keras.Model(image, {"probs": probs})
 
 
-def write_ocr_bundle(out_dir: Path, *, alphabet: str = "0-9A-Z-", blank_index: int = BLANK) -> Path:
+def write_ocr_bundle(
+    out_dir: Path, *, alphabet: str = "0-9A-Z-", blank_index: int = BLANK, **decoder: object
+) -> Path:
     from seedcam_tools.export import to_tflite
 
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -73,7 +75,7 @@ def write_ocr_bundle(out_dir: Path, *, alphabet: str = "0-9A-Z-", blank_index: i
         "files": {"float32": {"file": tflite.name, "sha256": sha256_file(tflite)}},
         "input": OCR_INPUT.to_dict(),
         "outputs": {"probs": [1, STEPS, CLASSES]},
-        "decoder": {"type": "ctc", "alphabet": alphabet, "blank_index": blank_index},
+        "decoder": {"type": "ctc", "alphabet": alphabet, "blank_index": blank_index, **decoder},
     }
     (out_dir / "manifest.json").write_text(json.dumps(manifest))
     return out_dir / "manifest.json"
@@ -252,3 +254,44 @@ def test_ocr_config_changes_through_the_daemon_are_checked_and_rolled_back(model
     assert daemon.tasks is not None
     ocr = daemon.tasks.tasks["ocr"]
     assert ocr.settings.constraint is not None and ocr.settings.constraint.pattern == "[A-Z]{2}[0-9]{2}"
+
+
+def test_a_calibrated_bundle_reports_calibrated_confidence_and_skips_unreadably_small_plates(
+    tmp_path: Path, detector, config: FirmwareConfig  # noqa: ANN001
+) -> None:
+    from seedcam_firmware.inference.ctc import ConfidenceCalibration
+    from seedcam_firmware.inference.manifest import load_manifest
+
+    calibration = {"method": "platt_log", "a": 2.0, "b": -1.0}
+    width_px = (LEFT_PLATE[2] - LEFT_PLATE[0]) * FRAME_W  # 64 px
+    write_ocr_bundle(tmp_path / "ocr", confidence_calibration=calibration, min_plate_width_px=width_px - 1)
+    task = OcrTask(load_manifest(tmp_path / "ocr", precision="float32"), detector=detector, num_threads=1)
+    task.configure(config_set(config, "ocr.min_confidence", 0.0))
+    (line,) = task.run(scene(), prior(plate(LEFT_PLATE))).text_lines
+    raw = float(np.prod(line.char_confidences))
+    assert line.confidence == pytest.approx(ConfidenceCalibration(2.0, -1.0)(raw))
+    assert line.confidence < raw  # sigmoid(-1) at raw = 1: calibration lowers an over-confident reading
+    task.configure(config_set(config, "ocr.min_confidence", 0.5))
+    assert task.run(scene(), prior(plate(LEFT_PLATE))).text_lines == ()  # 0.27 < 0.5: dropped
+    task.configure(config_set(config, "ocr.min_confidence", 0.0))
+    assert len(task.run(scene(), prior(plate(LEFT_PLATE))).text_lines) == 1
+    narrow = (LEFT_PLATE[0], LEFT_PLATE[1], LEFT_PLATE[0] + (width_px - 2) / FRAME_W, LEFT_PLATE[3])
+    assert task.run(scene(), prior(plate(narrow))).text_lines == ()  # narrower than the model can read
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"confidence_calibration": {"method": "isotonic", "a": 1.0, "b": 0.0}},
+        {"confidence_calibration": {"method": "platt_log", "a": -1.0, "b": 0.0}},
+        {"confidence_calibration": {"method": "platt_log", "a": "x", "b": 0.0}},
+        {"min_plate_width_px": -3},
+    ],
+)
+def test_a_bad_calibration_or_size_limit_is_refused_with_the_key(tmp_path: Path, bad: dict) -> None:
+    from seedcam_firmware.errors import BundleError
+    from seedcam_firmware.inference.manifest import load_manifest
+
+    write_ocr_bundle(tmp_path / "ocr", **bad)
+    with pytest.raises(BundleError, match=next(iter(bad))):
+        OcrTask(load_manifest(tmp_path / "ocr", precision="float32"), num_threads=1)

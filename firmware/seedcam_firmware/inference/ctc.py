@@ -40,6 +40,7 @@ import regex
 
 __all__ = [
     "EXACT_LEXICON_LIMIT",
+    "ConfidenceCalibration",
     "TextConstraint",
     "TextReading",
     "beam_decode",
@@ -69,6 +70,24 @@ class TextReading:
     text: str
     confidence: float
     char_confidences: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class ConfidenceCalibration:
+    """Maps a reading's raw confidence (the product of its character maxima) to the probability
+    that the reading is right: ``sigmoid(a * ln(raw) + b)`` (Platt scaling on the log), fitted
+    by the tools on held-out crops and stored in the OCR manifest's ``decoder.confidence_calibration``.
+    """
+
+    a: float
+    b: float
+
+    def __call__(self, raw: float) -> float:
+        """The calibrated confidence of a raw one (0 stays 0)."""
+        if raw <= 0.0:
+            return 0.0
+        z = self.a * math.log(raw) + self.b
+        return 1.0 / (1.0 + math.exp(-z)) if z > -700 else 0.0
 
 
 class TextConstraint:

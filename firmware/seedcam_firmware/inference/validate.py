@@ -17,11 +17,14 @@ from typing import Any
 
 from ..errors import BundleError
 from .classify import ACTIVATIONS
+from .ctc import ConfidenceCalibration
 from .manifest import ModelManifest
 
 __all__ = ["ClassifierLayout", "CtcLayout", "classifier_layout", "ctc_layout", "expand_alphabet"]
 
-_CTC_KEYS = frozenset({"type", "alphabet", "blank_index", "time_steps", "output_name"})
+_CTC_KEYS = frozenset(
+    {"type", "alphabet", "blank_index", "time_steps", "output_name", "confidence_calibration", "min_plate_width_px"}
+)
 _CLASSIFIER_TYPES = ("softmax", "sigmoid")
 _CLASSIFIER_KEYS = frozenset({"type", "labels", "top_k", "activation", "output_name"})
 
@@ -35,12 +38,17 @@ class CtcLayout:
         steps: ``T``, the time steps.
         alphabet: the ``K - 1`` characters, in class order without the blank.
         blank_index: the blank's class index (0..K-1).
+        calibration: maps raw reading confidences to calibrated ones (None: raw confidences).
+        min_plate_width_px: plates narrower than this (frame pixels) are too small for the model
+            to read and are not read at all (0: no limit).
     """
 
     output: str
     steps: int
     alphabet: str
     blank_index: int
+    calibration: ConfidenceCalibration | None = None
+    min_plate_width_px: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -129,7 +137,9 @@ def _unknown_keys(decoder: Mapping[str, Any], allowed: frozenset[str], what: str
 def ctc_layout(manifest: ModelManifest) -> CtcLayout:
     """Check an OCR bundle: ``decoder`` ``{"type": "ctc", "alphabet", "blank_index"}`` vs its output.
 
-    Optional keys: ``time_steps`` (checked against ``T``), ``output_name``.
+    Optional keys: ``time_steps`` (checked against ``T``), ``output_name``,
+    ``confidence_calibration`` (``{"method": "platt_log", "a", "b"}``, see
+    :class:`~seedcam_firmware.inference.ctc.ConfidenceCalibration`), ``min_plate_width_px``.
 
     Raises:
         BundleError: another decoder type, an unknown key, an output that is not
@@ -158,7 +168,39 @@ def ctc_layout(manifest: ModelManifest) -> CtcLayout:
     blank = decoder.get("blank_index", classes - 1)
     if isinstance(blank, bool) or not isinstance(blank, int) or not -classes <= blank < classes:
         raise BundleError(f"{what}: decoder blank_index {blank!r} is not a class index of the {classes} classes")
-    return CtcLayout(output=output, steps=shape[1], alphabet=alphabet, blank_index=blank % classes)
+    return CtcLayout(
+        output=output,
+        steps=shape[1],
+        alphabet=alphabet,
+        blank_index=blank % classes,
+        calibration=_calibration(decoder.get("confidence_calibration"), what),
+        min_plate_width_px=_non_negative(decoder.get("min_plate_width_px", 0.0), "min_plate_width_px", what),
+    )
+
+
+def _non_negative(value: Any, key: str, what: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < 1e6:
+        raise BundleError(f"{what}: decoder {key} must be a number >= 0, got {value!r}")
+    return float(value)
+
+
+def _calibration(raw: Any, what: str) -> ConfidenceCalibration | None:
+    """``{"method": "platt_log", "a": > 0, "b": finite}`` or absent."""
+    if raw is None:
+        return None
+    if not isinstance(raw, Mapping) or raw.get("method") != "platt_log" or set(raw) - {"method", "a", "b", "fitted_on"}:
+        raise BundleError(
+            f"{what}: decoder confidence_calibration must be {{'method': 'platt_log', 'a', 'b'}}, got {raw!r}"
+        )
+    a, b = raw.get("a"), raw.get("b")
+    for key, v in (("a", a), ("b", b)):
+        if isinstance(v, bool) or not isinstance(v, int | float) or not -1e3 < v < 1e3:
+            raise BundleError(f"{what}: decoder confidence_calibration.{key} must be a finite number, got {v!r}")
+    if a <= 0:
+        raise BundleError(
+            f"{what}: decoder confidence_calibration.a must be > 0 (confidence must rise with raw), got {a}"
+        )
+    return ConfidenceCalibration(float(a), float(b))
 
 
 def classifier_layout(manifest: ModelManifest) -> ClassifierLayout:

@@ -9,7 +9,11 @@ OCR model and CTC-decoded: best path by default, beam search
 when ``ocr.beam_width`` > 1, and a beam at least 8 wide restricted to
 ``ocr.pattern`` or ``ocr.lexicon`` when one is set. A reading less confident
 than ``ocr.min_confidence`` (or empty) is dropped; each kept one becomes a
-:class:`~seedcam.types.TextLine` carrying the plate's box in the frame.
+:class:`~seedcam.types.TextLine` carrying the plate's box in the frame. A bundle
+may calibrate its confidences (manifest ``decoder.confidence_calibration``: then a
+confidence is the probability, measured on held-out crops, that the reading is
+right) and name the narrowest plate it can read (``decoder.min_plate_width_px``):
+narrower plates are not read at all.
 
 The task ``requires`` the detect task: when detect is enabled, the runner runs
 it first and the OCR task reads its detections. When ocr is enabled without
@@ -172,6 +176,9 @@ class OcrTask(ModelTask):
         spec = self.manifest.input
         crop_us = invoke_us = decode_us = 0
         lines: list[TextLine] = []
+        frame_w = image.shape[1] if image.ndim >= 2 else 0
+        min_width = self.layout.min_plate_width_px
+        plates = [d for d in plates if (d.box.x_max - d.box.x_min) * frame_w >= min_width]  # else too small to read
         bgr = image.ndim == 3 and image.shape[2] == 3 and image.dtype == np.uint8  # else crop_plate says why
         gray = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY) if plates and bgr else None  # once per frame, not per plate
         for det in plates:
@@ -191,9 +198,12 @@ class OcrTask(ModelTask):
             invoke_us += elapsed_us(start)
             start = time.perf_counter()
             reading = self._decode(probs, settings)
+            confidence = (
+                reading.confidence if self.layout.calibration is None else self.layout.calibration(reading.confidence)
+            )
             decode_us += elapsed_us(start)
-            if reading.text and reading.confidence >= settings.min_confidence:
-                lines.append(TextLine(reading.text, reading.confidence, reading.char_confidences, det.box))
+            if reading.text and confidence >= settings.min_confidence:
+                lines.append(TextLine(reading.text, confidence, reading.char_confidences, det.box))
         timings = {"ocr:crop": crop_us, "ocr:invoke": invoke_us, "ocr:decode": decode_us} if plates else {}
         return tuple(lines), timings
 
