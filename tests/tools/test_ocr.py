@@ -15,6 +15,7 @@ from seedcam_firmware.inference.manifest import load_manifest
 from seedcam_firmware.inference.plate import crop_plate
 from seedcam_firmware.inference.runtime import Model
 from seedcam_firmware.scene import SceneObject, SceneSpec, render
+from seedcam_tools.ocrbundle import MIN_PLATE_WIDTH_PX, OCR_MANIFEST
 from seedcam_tools.ocrdata import (
     ALPHABET,
     BLANK_INDEX,
@@ -228,10 +229,32 @@ def test_train_ocr_smoke_writes_a_valid_bundle(tmp_path: Path, capsys: pytest.Ca
     assert metrics["training"]["samples"] == 64 and "train-ocr" in metrics["training"]["command"]
     for precision in ("int8", "float32"):
         manifest = load_manifest(out, precision=precision)  # validates, checks the sha256
-        assert manifest.task == "ocr" and manifest.id == "ocr-v1"
-        assert manifest.decoder == {"type": "ctc", "alphabet": ALPHABET, "blank_index": 37, "time_steps": 32}
+        assert manifest.task == "ocr" and manifest.id == OCR_MANIFEST["id"]
+        calibration = manifest.decoder.pop("confidence_calibration")
+        assert calibration["method"] == "platt_log" and calibration["a"] > 0
+        assert metrics["confidence_calibration"]["a"] == calibration["a"]
+        assert manifest.decoder == {
+            "type": "ctc",
+            "alphabet": ALPHABET,
+            "blank_index": 37,
+            "time_steps": 32,
+            "min_plate_width_px": MIN_PLATE_WIDTH_PX,
+        }
         assert manifest.outputs == {"probs": (1, 32, 38)} and manifest.input_shape == (1, 32, 128, 3)
         model = Model(manifest.file, input_shape=manifest.input_shape, outputs=manifest.outputs, num_threads=1)
         probs = model.invoke(np.load(manifest.golden_input))["probs"]
         np.testing.assert_allclose(probs, np.load(manifest.golden_output)["probs"], atol=1e-6)
         np.testing.assert_allclose(probs.sum(axis=-1), 1.0, atol=0.06)  # int8: 38 steps of 1/256
+
+
+def test_platt_calibration_recovers_a_known_reliability_curve() -> None:
+    from seedcam_tools.ocrbundle import calibration_error, fit_confidence_calibration
+
+    rng = np.random.default_rng(0)
+    raw = rng.uniform(0.05, 1.0, 20000)
+    truth_p = 1.0 / (1.0 + np.exp(-(3.0 * np.log(raw) + 1.5)))  # over-confident raw scores
+    correct = rng.random(raw.size) < truth_p
+    a, b = fit_confidence_calibration(raw, correct)
+    assert a == pytest.approx(3.0, rel=0.1) and b == pytest.approx(1.5, rel=0.15)
+    calibrated = 1.0 / (1.0 + np.exp(-(a * np.log(raw) + b)))
+    assert calibration_error(calibrated, correct) < 0.02 < calibration_error(raw, correct)

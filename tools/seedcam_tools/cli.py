@@ -193,32 +193,41 @@ def cmd_report(args: argparse.Namespace) -> int:
 def cmd_train_ocr(args: argparse.Namespace) -> int:
     """Render plate crops → train the CRNN → convert (float32) → quantize (INT8) → held-out accuracy → bundle."""
     from seedcam_tools.ocrbundle import ship_ocr_bundle
-    from seedcam_tools.train_ocr import train_ocr
 
     work = args.work or args.out.parent / f"{args.out.name}-training"
-    trained = train_ocr(
-        work,
-        seed=args.seed,
-        samples=args.samples,
-        epochs=args.epochs,
-        lr=args.lr,
-        progress=not args.quiet,
-        random_fraction=args.random_world,
-        init_from=args.init_from,
-    )
     command = (
         f"seedcam-tools train-ocr --out {args.out} --seed {args.seed} --samples {args.samples} "
         f"--epochs {args.epochs} --lr {args.lr:g} --random-world {args.random_world:g} "
         + (f"--init-from {args.init_from} " if args.init_from else "")
         + f"--eval-samples {args.eval_samples}"
     )
-    info = {**trained.to_dict(), "command": command}
+    if args.keras is not None:  # bundle a model trained earlier
+        keras_path = args.keras
+        info_path = keras_path.parent / "train_metrics.json"
+        info = json.loads(info_path.read_text()) if info_path.is_file() else {}
+    else:
+        from seedcam_tools.train_ocr import train_ocr
+
+        trained = train_ocr(
+            work,
+            seed=args.seed,
+            samples=args.samples,
+            epochs=args.epochs,
+            lr=args.lr,
+            progress=not args.quiet,
+            random_fraction=args.random_world,
+            init_from=args.init_from,
+        )
+        keras_path = work / "ocr.keras"
+        info = {**trained.to_dict(), "command": command}
     metrics = ship_ocr_bundle(
-        work / "ocr.keras",
+        keras_path,
         args.out,
         eval_samples=args.eval_samples,
         calibration_samples=min(500, args.samples),  # training crops; a toy run calibrates on the minimum, 100
         train_info=info,
+        random_fraction=args.random_world,
+        confidence_samples=min(2000, max(200, args.samples // 10)),
     )
     print(json.dumps({**metrics["summary"], "int8_speedup": metrics["speed"]["int8_speedup"]}, indent=2))
     print(f"bundle written to {args.out}; metrics in {args.out / 'metrics.json'}")
@@ -398,6 +407,7 @@ def _parser() -> argparse.ArgumentParser:
         help="fraction of crops from the randomized training world (default 0: the classic renderer only)",
     )
     ocr.add_argument("--init-from", type=Path, help="fine-tune from this float32 .tflite of the same architecture")
+    ocr.add_argument("--keras", type=Path, help="skip training: bundle this trained ocr.keras")
     ocr.add_argument("--work", type=Path, help="folder for the Keras model and training logs")
     ocr.add_argument("--eval-samples", type=int, default=1000, help="held-out crops for the metrics")
     ocr.add_argument("-q", "--quiet", action="store_true", help="no progress bars")

@@ -22,6 +22,7 @@ from seedcam_firmware.inference.ctc import greedy_decode
 from seedcam_firmware.inference.manifest import load_manifest
 from seedcam_firmware.inference.preprocess import normalise
 from seedcam_firmware.inference.runtime import Model
+from seedcam_firmware.inference.validate import ctc_layout
 from seedcam_firmware.scene import DEFAULT_CAMERA
 
 from .evaluate import manifest_for_file
@@ -44,7 +45,10 @@ from .train_ocr import line_metrics
 __all__ = [
     "ACCEPTANCE",
     "ACCEPTANCE_LOOK",
+    "MIN_PLATE_WIDTH_PX",
     "OCR_MANIFEST",
+    "calibration_error",
+    "fit_confidence_calibration",
     "evaluate_ocr",
     "evaluate_ocr_on",
     "heldout_data",
@@ -60,15 +64,60 @@ ACCEPTANCE_LOOK = Look(max_forward_m=0.55)
 #: acceptance bar of the shipped model: INT8 exact-line accuracy on held-out crops of ACCEPTANCE_LOOK
 ACCEPTANCE = {"int8_line_accuracy": 0.97, "max_forward_m": ACCEPTANCE_LOOK.max_forward_m}
 
+#: plates narrower than this (frame pixels) are not read: the smallest the training world draws legibly
+MIN_PLATE_WIDTH_PX = 40.0
+
 #: task-specific manifest keys of the OCR bundle
 OCR_MANIFEST: dict[str, Any] = {
-    "id": "ocr-v1",
-    "name": "seedcam plate OCR (synthetic-trained conv CRNN, CTC)",
-    "version": "1.0.0",
+    "id": "ocr-v2",
+    "name": "seedcam plate OCR (conv CRNN, CTC; trained on the randomized world)",
+    "version": "2.0.0",
     "task": "ocr",
-    "decoder": {"type": "ctc", "alphabet": ALPHABET, "blank_index": BLANK_INDEX, "time_steps": TIME_STEPS},
+    "decoder": {
+        "type": "ctc",
+        "alphabet": ALPHABET,
+        "blank_index": BLANK_INDEX,
+        "time_steps": TIME_STEPS,
+        "min_plate_width_px": MIN_PLATE_WIDTH_PX,
+    },
     "camera": DEFAULT_CAMERA.to_dict(),
 }
+
+
+def fit_confidence_calibration(raw: np.ndarray, correct: np.ndarray) -> tuple[float, float]:
+    """Platt scaling on the log: ``(a, b)`` of ``P(correct) = sigmoid(a * ln(raw) + b)``, by Newton's method.
+
+    ``raw``: readings' raw confidences (product of character maxima), ``correct``: whether each
+    reading was right. A tiny ridge keeps it finite when the data separate perfectly.
+    """
+    x = np.log(np.clip(np.asarray(raw, np.float64), 1e-12, 1.0))
+    y = np.asarray(correct, np.float64)
+    design = np.stack([x, np.ones_like(x)], axis=1)
+    w = np.array([1.0, 0.0])
+    ridge = 1e-3 * np.eye(2)
+    for _ in range(100):
+        p = 1.0 / (1.0 + np.exp(-(design @ w)))
+        grad = design.T @ (p - y) + ridge @ w
+        hess = (design * (p * (1 - p))[:, None]).T @ design + ridge
+        step = np.linalg.solve(hess, grad)
+        w -= step
+        if np.abs(step).max() < 1e-9:
+            break
+    a, b = float(w[0]), float(w[1])
+    return (a, b) if a > 1e-6 else (1e-6, b)
+
+
+def calibration_error(confidence: np.ndarray, correct: np.ndarray, bins: int = 10) -> float:
+    """Expected calibration error: the sample-weighted mean |accuracy - confidence| over ``bins`` equal bins."""
+    confidence = np.asarray(confidence, np.float64)
+    correct = np.asarray(correct, np.float64)
+    idx = np.minimum((confidence * bins).astype(int), bins - 1)
+    total = 0.0
+    for b in range(bins):
+        sel = idx == b
+        if sel.any():
+            total += sel.sum() * abs(correct[sel].mean() - confidence[sel].mean())
+    return float(total / max(len(confidence), 1))
 
 
 def heldout_data(seed: int, samples: int, *, look: Look | None = None, workers: int = 2) -> OcrData:
@@ -107,15 +156,22 @@ def evaluate_ocr_on(model_path: str | Path, data: OcrData, *, num_threads: int =
     dec = manifest.decoder
     model = Model(manifest.file, input_shape=manifest.input_shape, outputs=manifest.outputs, num_threads=num_threads)
     x = normalise(data.x, manifest.input)
-    readings, times = [], []
+    readings, raw, times = [], [], []
     for i in range(len(x)):
         t0 = time.perf_counter()
         out = model.invoke(x[i : i + 1])
         times.append(time.perf_counter() - t0)
-        readings.append(greedy_decode(out["probs"][0], dec["alphabet"], int(dec["blank_index"])).text)
+        reading = greedy_decode(out["probs"][0], dec["alphabet"], int(dec["blank_index"]))
+        readings.append(reading.text)
+        raw.append(reading.confidence)
     truth = data.texts
     report: dict[str, Any] = {"model": path.name, "precision": manifest.precision}
     report.update(line_metrics(readings, truth))
+    correct = np.array([r == t for r, t in zip(readings, truth, strict=True)])
+    report["raw_confidence_ece"] = calibration_error(np.array(raw), correct)
+    calibration = ctc_layout(manifest).calibration
+    if calibration is not None:
+        report["confidence_ece"] = calibration_error(np.array([calibration(c) for c in raw]), correct)
     report["invoke_ms_median"] = 1000.0 * float(np.median(times))
     report["errors"] = [f"{t} -> {r}" for r, t in zip(readings, truth, strict=True) if r != t][:12]
     return report
@@ -184,6 +240,34 @@ def invoke_speed(bundle_dir: Path, pixels: np.ndarray, *, rounds: int = 30, per_
     }
 
 
+#: validation seeds the confidence calibration is fitted on (apart from training, its validation and held-out seeds)
+CONFIDENCE_SEED_BASE = VAL_SEED_BASE + 500_000
+
+
+def _calibrate_confidence(out_dir: Path, data: OcrData) -> dict[str, Any]:
+    """Fit the INT8 file's confidence calibration on ``data`` and write it into the bundle's manifest."""
+    import json
+
+    manifest = load_manifest(out_dir, precision="int8")
+    dec = manifest.decoder
+    model = Model(manifest.file, input_shape=manifest.input_shape, outputs=manifest.outputs, num_threads=1)
+    x = normalise(data.x, manifest.input)
+    raw, correct = [], []
+    for i, truth in enumerate(data.texts):
+        reading = greedy_decode(model.invoke(x[i : i + 1])["probs"][0], dec["alphabet"], int(dec["blank_index"]))
+        raw.append(reading.confidence)
+        correct.append(reading.text == truth)
+    a, b = fit_confidence_calibration(np.array(raw), np.array(correct))
+    path = out_dir / "manifest.json"
+    doc = json.loads(path.read_text())
+    fitted_on = f"{len(raw)} validation crops from seed {int(data.seeds[0])} (INT8 readings)"
+    doc["decoder"]["confidence_calibration"] = {"method": "platt_log", "a": a, "b": b, "fitted_on": fitted_on}
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(doc, indent=2) + "\n")
+    tmp.replace(path)
+    return {"a": a, "b": b, "fitted_on": fitted_on, "validation_accuracy": float(np.mean(correct))}
+
+
 def ship_ocr_bundle(
     keras_path: Path,
     out_dir: Path,
@@ -192,6 +276,8 @@ def ship_ocr_bundle(
     eval_seed: int = 0,
     calibration_samples: int = 500,
     train_info: dict[str, Any] | None = None,
+    random_fraction: float = 0.0,
+    confidence_samples: int = 2000,
 ) -> dict[str, Any]:
     """Export ``keras_path`` into the bundle folder ``out_dir`` and record its metrics.
 
@@ -202,6 +288,9 @@ def ship_ocr_bundle(
     ``eval_samples`` crops of :data:`ACCEPTANCE_LOOK` (the acceptance and the
     ``summary``), and half as many of the training look (plates to 0.7 m) and of
     that with random_scene's full blur (reported, not part of the acceptance).
+    ``random_fraction`` of the representative crops come from the randomized world, as
+    in training. The INT8 file's confidence calibration is fitted on ``confidence_samples``
+    validation crops from :data:`CONFIDENCE_SEED_BASE` and written into the manifest.
 
     Raises:
         RuntimeError: the float TFLite deviates from Keras (see :func:`write_bundle`).
@@ -211,7 +300,7 @@ def ship_ocr_bundle(
     from .train_ocr import ctc_loss
 
     model = keras.models.load_model(keras_path, custom_objects={"ctc_loss": ctc_loss}, compile=False)
-    rep = generate(0, max(100, calibration_samples))
+    rep = generate(0, max(100, calibration_samples), random_fraction=random_fraction)
     golden = make_sample(VAL_SEED_BASE)[0]
     out_dir = Path(out_dir)
     facts = write_bundle(
@@ -225,6 +314,7 @@ def ship_ocr_bundle(
         golden_pixels=golden,
         manifest=OCR_MANIFEST,
     )
+    conf = _calibrate_confidence(out_dir, generate(CONFIDENCE_SEED_BASE, confidence_samples, random_fraction=random_fraction))
     looks = {
         "heldout": (ACCEPTANCE_LOOK, eval_samples, "the acceptance set: plates 0.28-0.55 m, training blur"),
         "heldout_full_range": (Look(), eval_samples // 2, "plates 0.28-0.7 m (the training look)"),
@@ -254,6 +344,7 @@ def ship_ocr_bundle(
         **sections,
         "summary": summary,
         "acceptance": {**ACCEPTANCE, "passes": summary["int8"] >= ACCEPTANCE["int8_line_accuracy"]},
+        "confidence_calibration": conf,
         "speed": speed,
         "training": train_info or {},
         "reproduce": f"seedcam-tools eval-ocr --model {out_dir} --precision int8 --samples {eval_samples} "
