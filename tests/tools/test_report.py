@@ -161,3 +161,25 @@ def test_a_malformed_latency_reference_is_a_clear_error(models: Path, tmp_path: 
     assert main(["report", "--models", str(models), "--out", str(out), "--invokes", "1", "-q"]) == 1
     assert "not a seedcam-latency-reference/1 file" in capsys.readouterr().err
     assert not out.exists()  # refused before measuring
+
+
+def test_figures_on_both_worlds_get_a_table_of_their_own(models: Path) -> None:
+    worlds = {
+        "random": {"int8": {"map50": 0.912, "recall": 0.9, "false_positives_per_frame": 0.05}},
+        "other": {"int8": {"map50": 0.5, "recall": 0.61, "false_positives_per_frame": 0.3}},
+    }
+    metrics = {"summary": {"metric": "mAP@0.5", "int8": 0.8125}, "worlds": worlds}
+    (models / "zz_fake" / "metrics.json").write_text(json.dumps(metrics))
+    lane_metrics = json.loads((models / "lane" / "metrics.json").read_text())
+    lane_metrics.pop("worlds", None)
+    (models / "lane" / "metrics.json").write_text(json.dumps(lane_metrics))
+    text = render_markdown(build_report(models, invokes=3))
+    table = text[text.index("## Accuracy by world") :]
+    (row,) = [r for r in _table_rows(table) if r[0] == "`fake-v1`"]
+    assert row[1:] == [
+        "int8",
+        "mAP@0.5 0.8125",
+        "mAP 0.912, recall 90 %, 0.05 FP/frame",
+        "mAP 0.500, recall 61 %, 0.30 FP/frame",
+    ]
+    assert not [r for r in _table_rows(table) if r[0].startswith("`lane-v1`")]  # no worlds recorded: no row

@@ -252,6 +252,20 @@ def cmd_eval_ocr(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_eval_worlds(args: argparse.Namespace) -> int:
+    """Score the detect, ocr and lane bundles on our randomized and the independent world; into metrics.json."""
+    from seedcam_tools.cross_world import evaluate_worlds, world_text
+
+    results = evaluate_worlds(args.models, samples=args.samples)
+    for folder, section in results.items():
+        for world in section:
+            for precision in ("float32", "int8"):
+                text = world_text({"worlds": section}, world, precision)
+                print(f"{folder:7s} {world:7s} {precision:8s} {text}")
+    print(f"wrote the worlds section of {', '.join(f'{args.models}/{f}/metrics.json' for f in results)}")
+    return EXIT_OK
+
+
 def cmd_bench_pipeline(args: argparse.Namespace) -> int:
     from seedcam_tools.bench_pipeline import format_table, run_pipeline_benchmark
 
@@ -357,6 +371,13 @@ def _parser() -> argparse.ArgumentParser:
         "--data", type=Path, help="a labelled YOLO folder (data.yaml) or COCO .json instead of rendered frames"
     )
     det_eval.set_defaults(func=cmd_eval_detector)
+
+    worlds = commands.add_parser(
+        "eval-worlds", help="score every bundle on our randomized and the independent world (into metrics.json)"
+    )
+    worlds.add_argument("--models", type=Path, default=Path("models"), help="folder of bundle folders")
+    worlds.add_argument("--samples", type=int, default=1000, help="frames per world (default 1000)")
+    worlds.set_defaults(func=cmd_eval_worlds)
 
     clf = commands.add_parser("train-classifier", help="train an image classifier from DATA/<class>/<image> folders")
     clf.add_argument("--data", type=Path, required=True, help="training images, one subfolder per class")

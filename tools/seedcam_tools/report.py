@@ -38,6 +38,7 @@ from seedcam_firmware.inference.manifest import ModelManifest, load_manifest
 from seedcam_firmware.inference.runtime import Model
 from seedcam_firmware.storage.atomic import write_atomically
 
+from .cross_world import WORLD_NOTES, world_text
 from .latency_reference import Reference, find_references, load_reference, reference_dict, render_reference
 
 __all__ = [
@@ -102,6 +103,8 @@ class PrecisionRow:
         speedup: thread count -> float32 median / this precision's median (INT8 rows
             of bundles with both precisions), else empty.
         sha256: the timed file's hash (from the manifest, checked at load).
+        worlds: world -> accuracy text on our randomized and the independent world
+            (``metrics.json`` ``worlds``, see :mod:`seedcam_tools.cross_world`); empty when not measured.
     """
 
     precision: str
@@ -111,6 +114,7 @@ class PrecisionRow:
     latency_ms: dict[int, float]
     speedup: dict[int, float] = field(default_factory=dict)
     sha256: str = ""
+    worlds: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -301,6 +305,7 @@ def _measure_bundle(folder: Path, invokes: int, threads: Sequence[int], progress
             accuracy=accuracy_text(metrics, prec),
             latency_ms=latency,
             sha256=manifest.sha256,
+            worlds={w: world_text(metrics, w, prec) for w in WORLD_NOTES if (metrics or {}).get("worlds")},
         )
     if "float32" in rows and "int8" in rows:
         f32, i8 = rows["float32"], rows["int8"]
@@ -399,6 +404,25 @@ def render_markdown(report: Report, references: Sequence[Reference] = (), models
             )
     if not report.models:
         lines.append("| (no bundles found) | | | | | " + "| " * len(threads) + "|")
+    with_worlds = [(model, row) for model in report.models for row in model.rows if row.worlds]
+    if with_worlds:
+        lines += [
+            "",
+            "## Accuracy by world",
+            "",
+            "The same bundles on scenes they were not tuned on: held-out frames of "
+            + "; ".join(f"**{w}**: {note}" for w, note in WORLD_NOTES.items())
+            + ". Recorded in each bundle's `metrics.json` (`worlds`) by "
+            "`seedcam-tools eval-worlds --models models --samples 1000`.",
+            "",
+            "| model | precision | our world (classic held-out) | our randomized world | other world |",
+            "|---|---|---|---|---|",
+        ]
+        for model, row in with_worlds:
+            lines.append(
+                f"| `{model.id}` | {row.precision} | {row.accuracy} | {row.worlds.get('random', '—')} | "
+                f"{row.worlds.get('other', '—')} |"
+            )
     if report.skipped:
         lines += ["", "Not measured:", ""]
         lines += [f"- `{name}/`: {reason}" for name, reason in report.skipped]
