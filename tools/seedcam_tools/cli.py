@@ -60,7 +60,11 @@ def cmd_train_lane(args: argparse.Namespace) -> int:
         random_fraction=args.random_world,
     )
     metrics = ship_lane_bundle(
-        work / "lane.keras", args.out, eval_samples=args.eval_samples, train_info=_plain(trained)
+        work / "lane.keras",
+        args.out,
+        eval_samples=args.eval_samples,
+        train_info=_plain(trained),
+        random_fraction=args.random_world,
     )
     print(json.dumps(metrics["heldout"], indent=2, default=str))
     print(f"bundle written to {args.out}; metrics in {args.out / 'metrics.json'}")

@@ -75,18 +75,23 @@ def ship_detector_bundle(
     eval_samples: int = 1000,
     eval_seed: int = 0,
     train_info: dict[str, Any] | None = None,
+    random_fraction: float | None = None,
 ) -> dict[str, Any]:
     """Export ``keras_path`` into the bundle folder ``out_dir`` and record its metrics.
 
-    INT8 calibration and the float check use training seeds ``[0, 500)``; the
-    golden input is validation scene ``VAL_SEED_BASE + 1``; evaluation uses held-out seeds.
+    INT8 calibration and the float check use training seeds ``[0, 500)``, from the
+    randomized world in the share the training used (``random_fraction``, else
+    ``train_info["random_world_fraction"]``); the golden input is validation scene
+    ``VAL_SEED_BASE + 1``; evaluation uses held-out seeds.
     """
     import keras
 
     from .train_detect import CUSTOM_OBJECTS
 
     model = keras.models.load_model(keras_path, custom_objects=CUSTOM_OBJECTS, compile=False)
-    rep = generate(0, 500)
+    if random_fraction is None:
+        random_fraction = float((train_info or {}).get("random_world_fraction", 0.0))
+    rep = generate(0, 500, random_fraction=random_fraction)
     golden = make_sample(VAL_SEED_BASE + 1)[0]
     facts = write_bundle(
         out_dir,
@@ -98,9 +103,9 @@ def ship_detector_bundle(
         check_pixels=rep.x[:100],
         golden_pixels=golden,
         manifest={
-            "id": "detect-v2",
-            "name": "seedcam road signs and plates (synthetic-trained SSD)",
-            "version": "2.0.0",
+            "id": "detect-v3",
+            "name": "seedcam road signs and plates (SSD; trained on the randomized world)",
+            "version": "3.0.0",
             "task": "detect",
             "decoder": detector_decoder_config(),
             "camera": DEFAULT_CAMERA.to_dict(),

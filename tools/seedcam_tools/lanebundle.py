@@ -26,12 +26,15 @@ def ship_lane_bundle(
     eval_samples: int = 1000,
     eval_seed: int = 0,
     train_info: dict[str, Any] | None = None,
+    random_fraction: float = 0.0,
+    version: str = "2.0.0",
 ) -> dict[str, Any]:
     """Export ``keras_path`` into the bundle folder ``out_dir`` and record its metrics.
 
     Representative (INT8 calibration) data and the float-check inputs come from
-    training seeds ``[0, 500)``; the golden input is validation scene
-    ``VAL_SEED_BASE``; evaluation uses held-out seeds (see :func:`evaluate_lane`).
+    training seeds ``[0, 500)`` (``random_fraction`` of them from the randomized world,
+    as in training); the golden input is validation scene ``VAL_SEED_BASE``;
+    evaluation uses held-out seeds (see :func:`evaluate_lane`).
     """
     import keras
 
@@ -40,9 +43,9 @@ def ship_lane_bundle(
     model = keras.models.load_model(
         keras_path, custom_objects={"_state_loss": _state_loss, "_presence_loss": _presence_loss}, compile=False
     )
-    rep = generate(0, 500)
+    rep = generate(0, 500, random_fraction=random_fraction)
     golden = make_sample(VAL_SEED_BASE)[0]
-    facts = write_lane_bundle(out_dir, model, rep.x, rep.x[:100], golden)
+    facts = write_lane_bundle(out_dir, model, rep.x, rep.x[:100], golden, version=version)
     results = {}
     for prec, name in (("float32", "lane_f32.tflite"), ("int8", "lane_int8.tflite")):
         r = evaluate_lane(out_dir / name, seed=eval_seed, samples=eval_samples)

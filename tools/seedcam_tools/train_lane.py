@@ -46,6 +46,7 @@ class LaneMetrics:
     samples: int
     epochs: int
     train_seconds: float
+    random_world_fraction: float = 0.0
 
     def to_dict(self) -> dict[str, float]:
         """As a JSON-friendly dict."""
@@ -179,6 +180,8 @@ def train_lane(
     secs = time.monotonic() - t0
     model.save(out_dir / "lane.keras")
     m = validation_metrics(model, val)
-    metrics = LaneMetrics(samples=samples, epochs=epochs, train_seconds=secs, **m)
+    metrics = LaneMetrics(
+        samples=samples, epochs=epochs, train_seconds=secs, random_world_fraction=random_fraction, **m
+    )
     (out_dir / "train_metrics.json").write_text(json.dumps(metrics.to_dict(), indent=2))
     return metrics
