@@ -431,7 +431,9 @@ def _parser() -> argparse.ArgumentParser:
         metavar="FRACTION",
         help="fraction of crops from the randomized training world (default 0: the classic renderer only)",
     )
-    ocr.add_argument("--init-from", type=Path, help="fine-tune from this float32 .tflite of the same architecture")
+    ocr.add_argument(
+        "--init-from", type=Path, help="continue from this ocr.keras, or a float32 .tflite of the same architecture"
+    )
     ocr.add_argument("--keras", type=Path, help="skip training: bundle this trained ocr.keras")
     ocr.add_argument("--work", type=Path, help="folder for the Keras model and training logs")
     ocr.add_argument("--eval-samples", type=int, default=1000, help="held-out crops for the metrics")

@@ -210,7 +210,7 @@ def train_on_data(
     augment: bool = True,
     init_from: Path | None = None,
 ) -> tuple[Any, dict[str, list[float]]]:
-    """Train a fresh model on ``train`` (or one from the float32 ``.tflite`` at ``init_from``).
+    """Train a fresh model on ``train``, or continue one: a saved ``.keras`` or a float32 ``.tflite`` at ``init_from``.
 
     Returns ``(keras model, history dict)``.
 
@@ -225,8 +225,11 @@ def train_on_data(
 
     keras.utils.set_random_seed(seed)
     tf.config.experimental.enable_op_determinism()  # same seed and data -> the same weights
-    model = build_ocr_model(width_mult)
-    if init_from is not None:
+    if init_from is not None and Path(init_from).suffix == ".keras":  # continue a saved model
+        model = keras.models.load_model(init_from, custom_objects={"ctc_loss": ctc_loss}, compile=False)
+    else:
+        model = build_ocr_model(width_mult)
+    if init_from is not None and Path(init_from).suffix == ".tflite":
         from seedcam_firmware.inference.preprocess import normalise
 
         from .tflite_weights import load_tflite_weights
@@ -281,7 +284,7 @@ def train_ocr(
         batch_size, lr: optimiser settings.
         progress: show progress bars / per-epoch logs.
         random_fraction: share of crops from the randomized world (:mod:`seedcam_tools.world`).
-        init_from: start from this float32 ``.tflite`` of the same architecture (fine-tuning).
+        init_from: continue from this saved ``ocr.keras``, or a float32 ``.tflite`` of the same architecture.
 
     Raises:
         ValueError: ``samples`` would reach the validation seeds, or < 1.
