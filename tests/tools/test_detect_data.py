@@ -132,12 +132,16 @@ def test_tiny_train_detector_run_writes_a_bundle_the_firmware_loads(tmp_path) ->
     from seedcam_firmware.inference.manifest import load_manifest
     from seedcam_tools.cli import main
 
+    from seedcam_tools.frames import heldout_frames, write_folders
+
+    own = write_folders(heldout_frames("random", 9, 6), tmp_path / "own", LABELS)["detect"]
     out, work = tmp_path / "detect", tmp_path / "work"
     common = ["train-detector", "--out", str(out), "--work", str(work), "--eval-samples", "8", "--quiet"]
     train = ["--train-only", "--samples", "48", "--epochs", "1", "--width", "0.5", "--batch-size", "16"]
-    assert main([*common, *train]) == 0
+    assert main([*common, *train, "--data", str(own), "--data-fraction", "0.2"]) == 0
     assert (work / "detector.keras").is_file() and not out.exists()
-    assert json.loads((work / "train_metrics.json").read_text())["width"] == 0.5
+    trained = json.loads((work / "train_metrics.json").read_text())
+    assert trained["width"] == 0.5 and trained["own_data"] == {"folder": str(own), "frames": 6, "fraction": 0.2}
     code = main([*common, "--keras", str(work / "detector.keras")])
     assert code == 0
     assert json.loads((out / "metrics.json").read_text())["training"]["samples"] == 48
@@ -263,3 +267,26 @@ def test_a_shipped_tflite_becomes_the_same_trainable_keras_model() -> None:
         np.testing.assert_allclose(ours["boxes"][i], ref["boxes"][0], atol=1e-3)
     with pytest.raises(TfliteWeightsError, match="not the same architecture"):
         load_tflite_weights(build_detector(width=1.0), shipped, x)
+
+
+def test_own_frames_are_mixed_in_at_the_asked_share() -> None:
+    from seedcam_tools.detdata import data_from_frames, mix
+    from seedcam_tools.frames import FrameObject, LabelledFrame
+
+    frame = LabelledFrame(
+        "mine",
+        np.zeros((240, 320, 3), np.uint8),
+        (
+            FrameObject("stop", (10, 10, 40, 40)),
+            FrameObject("forklift", (50, 10, 90, 60)),
+            FrameObject("plate", (100, 30, 160, 50), True),
+        ),
+        None,
+    )
+    own, unknown = data_from_frames([frame, frame])
+    assert unknown == 2 and own.classes[0].tolist() == [LABELS.index("stop"), difficult(LABELS.index("plate"))]
+    synthetic = generate(0, 40, workers=1)
+    mixed = mix(synthetic, own, 0.2)
+    assert len(mixed.x) == 40 + 10 and (mixed.seeds == -1).sum() == 10
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        mix(synthetic, own, 1.0)

@@ -35,9 +35,23 @@ class _Board:
         self.link = str(workdir / "sensor")
         log = (workdir / "firmware.log").open("a")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "seedcam_firmware.cli", "run", "--pty-link", self.link, "--fps", "30",
-             "--set", f"updates.dir={workdir / 'storage'}", *args],
-            stdout=subprocess.PIPE, stderr=log, text=True, cwd=workdir,
+            [
+                sys.executable,
+                "-m",
+                "seedcam_firmware.cli",
+                "run",
+                "--pty-link",
+                self.link,
+                "--fps",
+                "30",
+                "--set",
+                f"updates.dir={workdir / 'storage'}",
+                *args,
+            ],
+            stdout=subprocess.PIPE,
+            stderr=log,
+            text=True,
+            cwd=workdir,
         )
         ready = threading.Event()
 
@@ -73,8 +87,10 @@ def _push_runs(board: _Board, bundles: list[Path], max_bytes: int | None, note: 
             result = updates.push_bundle(sensor, path, max_bytes=max_bytes, timeout=5.0)
             streamed = sensor.stats.results_received - before
             moved = result.payload_size - result.resumed_from if result.install.activated else max_bytes or 0
-            note(f"  {path.name}: {moved} B in {result.data_seconds:.2f} s, "
-                 f"{moved / result.data_seconds / 1e3:.1f} kB/s, {streamed} results meanwhile")
+            note(
+                f"  {path.name}: {moved} B in {result.data_seconds:.2f} s, "
+                f"{moved / result.data_seconds / 1e3:.1f} kB/s, {streamed} results meanwhile"
+            )
             runs.append((result, streamed))
     return runs
 
@@ -113,8 +129,9 @@ def run_push_benchmark(
         work = Path(tmp)
         int8 = write_bundle(build_model_bundle(models_dir / "lane", version="9.0.0"), work / "int8.scb")
         f32 = [
-            write_bundle(build_model_bundle(models_dir / "lane", precision="float32", version=f"9.1.{i}"),
-                         work / f"f32-{i}.scb")
+            write_bundle(
+                build_model_bundle(models_dir / "lane", precision="float32", version=f"9.1.{i}"), work / f"f32-{i}.scb"
+            )
             for i in range(pty_pushes)
         ]
         note(f"{baud} baud (8N1 = {baud // 10} B/s), {uart_bytes} payload bytes:")

@@ -88,8 +88,12 @@ def cmd_bench_push(args: argparse.Namespace) -> int:
     from seedcam_tools.bench_push import format_push_table, run_push_benchmark
 
     report = run_push_benchmark(
-        args.models, uart_bytes=args.uart_bytes, pty_pushes=args.pty_pushes, baud=args.baud,
-        out_json=args.json, progress=not args.quiet,
+        args.models,
+        uart_bytes=args.uart_bytes,
+        pty_pushes=args.pty_pushes,
+        baud=args.baud,
+        out_json=args.json,
+        progress=not args.quiet,
     )
     sys.stdout.write(format_push_table(report) + "\n")
     if args.json:

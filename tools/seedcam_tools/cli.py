@@ -111,6 +111,8 @@ def cmd_train_detector(args: argparse.Namespace) -> int:
             workers=args.workers,
             progress=not args.quiet,
             random_fraction=args.random_world,
+            own_data=args.data,
+            own_fraction=args.data_fraction,
         )
         keras_path = work / "detector.keras"
         if args.train_only:
@@ -354,6 +356,10 @@ def _parser() -> argparse.ArgumentParser:
         "--init-from",
         type=Path,
         help="continue training from this saved detector.keras, or a shipped float32 .tflite, instead of fresh weights",
+    )
+    det.add_argument("--data", type=Path, help="your own labelled frames (YOLO folder or COCO .json) to mix in")
+    det.add_argument(
+        "--data-fraction", type=float, default=0.3, help="share of the training set made of --data (default 0.3)"
     )
     det.add_argument("--work", type=Path, help="folder for the Keras model and training logs")
     det.add_argument("--eval-samples", type=int, default=1000, help="held-out scenes for the metrics")

@@ -25,6 +25,7 @@ import logging
 import multiprocessing as mp
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -41,9 +42,11 @@ __all__ = [
     "DetectionData",
     "generate",
     "make_sample",
+    "data_from_frames",
     "difficult",
     "frame_sample",
     "make_world_sample",
+    "mix",
     "random_detection_scene",
 ]
 
@@ -205,6 +208,42 @@ def frame_sample(
         classes.append(difficult(index) if hard or in_crop < _MIN_IN_CROP else index)
     box_array = np.clip(np.asarray(boxes, np.float32).reshape(-1, 4), 0.0, 1.0)
     return pixels, box_array, np.asarray(classes, np.int64)
+
+
+def data_from_frames(frames: Iterable[Any], labels: Sequence[str] = LABELS) -> tuple[DetectionData, int]:
+    """Labelled frames (:class:`~seedcam_tools.frames.LabelledFrame`) as detector samples, objects
+    matched to ``labels`` by name; also the count of objects whose label is not in ``labels`` (left out).
+
+    Raises:
+        ValueError: no frame holds object labels.
+    """
+    xs, boxes, classes, unknown = [], [], [], 0
+    for f in frames:
+        if f.objects is None:
+            continue
+        unknown += sum(o.label not in labels for o in f.objects)
+        x, b, c = frame_sample(f.image, ((o.label, o.box, o.difficult) for o in f.objects), labels)
+        xs.append(x)
+        boxes.append(b)
+        classes.append(c)
+    if not xs:
+        raise ValueError("no labelled frames")
+    data = DetectionData(x=np.stack(xs), boxes=boxes, classes=classes, seeds=np.full(len(xs), -1, np.int64))
+    return data, unknown
+
+
+def mix(synthetic: DetectionData, own: DetectionData, fraction: float) -> DetectionData:
+    """``synthetic`` plus ``own`` repeated so that it makes about ``fraction`` of the result (own seeds are -1)."""
+    if not 0.0 < fraction < 1.0:
+        raise ValueError("the fraction of own data must lie strictly between 0 and 1")
+    repeats = max(1, round(fraction * len(synthetic.x) / ((1.0 - fraction) * len(own.x))))
+    idx = np.tile(np.arange(len(own.x)), repeats)
+    return DetectionData(
+        x=np.concatenate([synthetic.x, own.x[idx]]),
+        boxes=synthetic.boxes + [own.boxes[i] for i in idx],
+        classes=synthetic.classes + [own.classes[i] for i in idx],
+        seeds=np.concatenate([synthetic.seeds, own.seeds[idx]]),
+    )
 
 
 def make_world_sample(seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

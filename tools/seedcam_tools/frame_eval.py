@@ -27,7 +27,7 @@ from seedcam_firmware.inference.plate import crop_plate
 from seedcam_firmware.inference.preprocess import crop_resize, normalise, preprocess
 from seedcam_firmware.inference.runtime import Model
 
-from .detdata import DetectionData, frame_sample
+from .detdata import data_from_frames
 from .frames import LabelledFrame
 from .train_ocr import line_metrics
 
@@ -47,22 +47,6 @@ def _iou(a: tuple[float, ...], b: tuple[float, ...]) -> float:
     return inter / union if union > 0 else 0.0
 
 
-def detection_data(frames: Iterable[LabelledFrame], labels: tuple[str, ...]) -> tuple[DetectionData, int]:
-    """Frames as detector samples (objects matched to ``labels`` by name); also the count of objects
-    whose label the model does not know (left out)."""
-    xs, boxes, classes, unknown = [], [], [], 0
-    for f in frames:
-        if f.objects is None:
-            continue
-        unknown += sum(o.label not in labels for o in f.objects)
-        x, b, c = frame_sample(f.image, ((o.label, o.box, o.difficult) for o in f.objects), labels)
-        xs.append(x)
-        boxes.append(b)
-        classes.append(c)
-    data = DetectionData(x=np.stack(xs), boxes=boxes, classes=classes, seeds=np.arange(len(xs), dtype=np.int64))
-    return data, unknown
-
-
 def detector_on_frames(
     bundle_dir: str | Path, frames: Iterable[LabelledFrame], *, precision: str = "int8"
 ) -> dict[str, Any]:
@@ -71,7 +55,7 @@ def detector_on_frames(
 
     manifest = load_manifest(Path(bundle_dir), precision=precision)
     labels = tuple(manifest.decoder["labels"])
-    data, unknown = detection_data(frames, labels)
+    data, unknown = data_from_frames(frames, labels)
     report = evaluate_detector(Path(bundle_dir), precision=precision, data=data)
     report["unknown_label_objects"] = unknown
     return report

@@ -314,7 +314,9 @@ def ship_ocr_bundle(
         golden_pixels=golden,
         manifest=OCR_MANIFEST,
     )
-    conf = _calibrate_confidence(out_dir, generate(CONFIDENCE_SEED_BASE, confidence_samples, random_fraction=random_fraction))
+    conf = _calibrate_confidence(
+        out_dir, generate(CONFIDENCE_SEED_BASE, confidence_samples, random_fraction=random_fraction)
+    )
     looks = {
         "heldout": (ACCEPTANCE_LOOK, eval_samples, "the acceptance set: plates 0.28-0.55 m, training blur"),
         "heldout_full_range": (Look(), eval_samples // 2, "plates 0.28-0.7 m (the training look)"),

@@ -23,7 +23,7 @@ import numpy as np
 from seedcam_firmware.inference.anchors import encode_boxes, grid_anchors
 from seedcam_firmware.inference.preprocess import normalise
 
-from .detdata import DETECT_INPUT, LABELS, VAL_SEED_BASE, DetectionData, generate
+from .detdata import DETECT_INPUT, LABELS, VAL_SEED_BASE, DetectionData, data_from_frames, generate, mix
 from .detmodel import ANCHOR_LEVELS, DETECTOR_WIDTH, build_detector
 from .tflite_weights import load_tflite_weights
 
@@ -279,6 +279,8 @@ def train_detector(
     workers: int = 1,
     progress: bool = False,
     random_fraction: float = 0.0,
+    own_data: Path | None = None,
+    own_fraction: float = 0.3,
 ) -> dict[str, Any]:
     """Generate data, train, and save ``detector.keras`` + ``train_metrics.json`` in ``out_dir``.
 
@@ -287,12 +289,24 @@ def train_detector(
     saved after every epoch, so an interrupted run keeps its last epoch.
     ``random_fraction`` of the training and validation scenes come from the
     randomized world (:mod:`seedcam_tools.world`), the rest from the classic one.
+    ``own_data``: a labelled folder (YOLO or COCO, :mod:`seedcam_tools.datasets`) mixed in,
+    repeated to make ``own_fraction`` of the training set (fine-tuning on your own frames).
     """
     if samples > VAL_SEED_BASE:
         raise ValueError("samples would overlap the validation / held-out seed ranges")
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     train = generate(0, samples, progress=progress, random_fraction=random_fraction)
+    own_count = 0
+    if own_data is not None:
+        from .frames import folder_frames
+
+        own, unknown = data_from_frames(folder_frames(own_data, "detect"))
+        own_count = len(own.x)
+        log.info(
+            "mixing in %d labelled frames of %s (%d objects of unknown labels left out)", own_count, own_data, unknown
+        )
+        train = mix(train, own, own_fraction)
     val = generate(VAL_SEED_BASE, max(64, min(500, samples // 10)), random_fraction=random_fraction)
     t0 = time.monotonic()
     start = None
@@ -324,6 +338,7 @@ def train_detector(
         "width": width if init_from is None else None,
         "batch_size": batch_size,
         "random_world_fraction": random_fraction,
+        "own_data": {"folder": str(own_data), "frames": own_count, "fraction": own_fraction} if own_data else None,
         "keras_backend": str(keras.backend.backend()),
         "train_seconds": secs,
         "validation_loss": float(model.evaluate(_Batches.make(val.x, *build_targets(val), 32, seed), verbose=0)[0]),
