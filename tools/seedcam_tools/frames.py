@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from seedcam_firmware.scene import DEFAULT_CAMERA, render
+from seedcam_firmware.scene import DEFAULT_CAMERA, render_with_mask
 
 from . import datasets
 
@@ -75,9 +75,10 @@ def classic_frames(first_seed: int, count: int) -> Iterator[LabelledFrame]:
     """Our classic world: the detector's classic scenes (``detdata.random_detection_scene``: a
     ``random_scene`` lane with 0..4 signs and plates in view), as rendered for the emulated board."""
     from .detdata import random_detection_scene
+    from .world import lines_in_view
 
     for seed in range(first_seed, first_seed + count):
-        image, truth = render(random_detection_scene(np.random.default_rng(seed)))
+        image, truth, mask = render_with_mask(random_detection_scene(np.random.default_rng(seed)))
         h, w = image.shape[:2]
         objects = tuple(
             FrameObject(o.kind, (o.box[0] * w, o.box[1] * h, o.box[2] * w, o.box[3] * h), False, o.text)
@@ -88,7 +89,12 @@ def classic_frames(first_seed: int, count: int) -> Iterator[LabelledFrame]:
             f"classic-{seed}",
             image,
             objects,
-            FrameLane(lane.offset_m, lane.heading_rad, lane.curvature_per_m, lane.status),
+            FrameLane(
+                lane.offset_m,
+                lane.heading_rad,
+                lane.curvature_per_m,
+                ("lost", "one_line", "ok")[sum(lines_in_view(mask))],
+            ),
         )
 
 

@@ -94,12 +94,18 @@ def _pool_mask(mask: np.ndarray) -> np.ndarray:
 
 
 def make_sample(seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Render scene ``seed``: returns (pixels, mask, raw truth, presence)."""
+    """Render scene ``seed``: returns (pixels, mask, raw truth, presence).
+
+    Presence is what is in view (:func:`~seedcam_tools.world.lines_in_view`): a line
+    that is painted but has left the frame is absent.
+    """
+    from .world import lines_in_view
+
     spec = random_scene(np.random.default_rng(seed))
     image, truth, mask = render_with_mask(spec, DEFAULT_CAMERA)
     lane = truth.lane
     y = np.array([lane.offset_m, lane.heading_rad, lane.curvature_per_m, lane.lane_width_m], np.float32)
-    present = np.array([lane.left_visible, lane.right_visible], np.float32)
+    present = np.array(lines_in_view(mask), np.float32)  # painted AND in the frame
     return crop_resize(image, LANE_INPUT), _pool_mask(mask), y, present
 
 

@@ -5,7 +5,16 @@ evaluation world is :mod:`seedcam_tools.otherworld` and shares nothing with it.
 """
 
 from .assets import WorldAssetsMissing, font_paths
-from .scene import IN_VIEW_PIXELS, LABELS, WorldLane, WorldObject, WorldScene, plate_text, render_world_scene
+from .scene import (
+    IN_VIEW_PIXELS,
+    LABELS,
+    WorldLane,
+    WorldObject,
+    WorldScene,
+    lines_in_view,
+    plate_text,
+    render_world_scene,
+)
 
 __all__ = [
     "IN_VIEW_PIXELS",
@@ -15,6 +24,7 @@ __all__ = [
     "WorldObject",
     "WorldScene",
     "font_paths",
+    "lines_in_view",
     "plate_text",
     "render_world_scene",
 ]

@@ -39,7 +39,16 @@ from seedcam_firmware.scene.geometry import car_to_lane, lateral_and_arc
 from .assets import photos, textures
 from .faces import Face, distractor_face, object_face, weather
 
-__all__ = ["IN_VIEW_PIXELS", "LABELS", "WorldLane", "WorldObject", "WorldScene", "plate_text", "render_world_scene"]
+__all__ = [
+    "IN_VIEW_PIXELS",
+    "LABELS",
+    "WorldLane",
+    "WorldObject",
+    "WorldScene",
+    "lines_in_view",
+    "plate_text",
+    "render_world_scene",
+]
 
 LABELS: tuple[str, ...] = ("stop", "speed_limit", "turn_left", "turn_right", "crossing", "parking", "plate")
 #: a boundary line is in view when at least this many pixels are painted >= 50 %
@@ -50,6 +59,11 @@ _PLATE_ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 _CAMERAS = tuple(
     dataclasses.replace(DEFAULT_CAMERA, pitch_deg=p, height_m=h) for p in (13.5, 15.0, 16.5) for h in (0.11, 0.13)
 )
+
+
+def lines_in_view(mask: np.ndarray) -> tuple[bool, bool]:
+    """Whether the left / right boundary is in view, from the renderer's H x W x 2 line-coverage mask."""
+    return tuple(bool(np.count_nonzero(mask[..., k] >= 0.5) >= IN_VIEW_PIXELS) for k in range(2))  # type: ignore[return-value]
 
 
 @dataclass(frozen=True)
@@ -417,6 +431,5 @@ def render_world_scene(seed: int, *, objects: bool = True, plate_focus: bool = F
         visible = [(p, a) for (p, _), a in zip(visible, alphas[len(fulls) :], strict=True)]
     h, w = image.shape[:2]
     truths = [_truth(p, full, seen, w, h) for (p, seen), full in zip(visible, fulls, strict=True)]
-    in_view = [bool(np.count_nonzero(mask[..., k] >= 0.5) >= IN_VIEW_PIXELS) for k in range(2)]
-    lane = WorldLane(spec.offset_m, spec.heading_rad, spec.curvature_per_m, spec.lane_width_m, *in_view)
+    lane = WorldLane(spec.offset_m, spec.heading_rad, spec.curvature_per_m, spec.lane_width_m, *lines_in_view(mask))
     return WorldScene(image, tuple(t for t in truths if t is not None), lane, mask, seed)
