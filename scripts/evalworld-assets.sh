@@ -14,22 +14,4 @@ PACKAGES=(
   gnome-backgrounds
 )
 
-missing=()
-for pkg in "${PACKAGES[@]}"; do
-  if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
-    missing+=("$pkg")
-  fi
-done
-
-if [ "${#missing[@]}" -eq 0 ]; then
-  echo "evalworld assets: all installed"
-  exit 0
-fi
-
-SUDO=""
-if [ "$(id -u)" -ne 0 ]; then
-  SUDO="sudo"
-fi
-echo "evalworld assets: installing ${missing[*]}"
-$SUDO apt-get update -q
-DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+exec "$(dirname "$0")/apt-packages.sh" "${PACKAGES[@]}"

@@ -9,6 +9,7 @@ import argparse
 import json
 import logging
 import sys
+from typing import Any
 from pathlib import Path
 
 from seedcam.errors import SensorError
@@ -87,6 +88,12 @@ def cmd_eval_lane(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _training_facts(keras_path: Path) -> dict[str, Any]:
+    """The ``train_metrics.json`` written beside a trained Keras model, or ``{}``."""
+    info_path = keras_path.parent / "train_metrics.json"
+    return json.loads(info_path.read_text()) if info_path.is_file() else {}
+
+
 def cmd_train_detector(args: argparse.Namespace) -> int:
     """Generate scenes → train → convert (float32) → quantize (INT8) → held-out mAP → bundle."""
     from seedcam_tools.detbundle import ship_detector_bundle
@@ -94,8 +101,7 @@ def cmd_train_detector(args: argparse.Namespace) -> int:
     work = args.work or args.out.parent / f"{args.out.name}-training"
     if args.keras is not None:  # bundle a detector trained earlier (e.g. on a GPU machine, --train-only)
         keras_path = args.keras
-        info_path = keras_path.parent / "train_metrics.json"
-        trained = json.loads(info_path.read_text()) if info_path.is_file() else {}
+        trained = _training_facts(keras_path)
     else:
         from seedcam_tools.train_detect import train_detector
 
@@ -209,8 +215,7 @@ def cmd_train_ocr(args: argparse.Namespace) -> int:
     )
     if args.keras is not None:  # bundle a model trained earlier
         keras_path = args.keras
-        info_path = keras_path.parent / "train_metrics.json"
-        info = json.loads(info_path.read_text()) if info_path.is_file() else {}
+        info = _training_facts(keras_path)
     else:
         from seedcam_tools.train_ocr import train_ocr
 
