@@ -9,8 +9,8 @@ import argparse
 import json
 import logging
 import sys
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 from seedcam.errors import SensorError
 
