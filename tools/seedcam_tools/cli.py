@@ -215,7 +215,7 @@ def cmd_train_ocr(args: argparse.Namespace) -> int:
     )
     if args.keras is not None:  # bundle a model trained earlier
         keras_path = args.keras
-        info = _training_facts(keras_path)
+        info = {**_training_facts(keras_path), "command": command}
     else:
         from seedcam_tools.train_ocr import train_ocr
 
