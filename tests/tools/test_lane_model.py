@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from seedcam_tools.evaluate import evaluate_lane
+from seedcam_tools.export import FLOAT_CONVERSION_TOLERANCE
 from seedcam_tools.lanedata import (
     HELDOUT_SEED_BASE,
     LANE_INPUT,
@@ -35,7 +36,7 @@ def test_shipped_model_meets_acceptance_on_heldout_scenes(name: str) -> None:
 
 def test_metrics_json_records_export_check_and_acceptance() -> None:
     m = json.loads((BUNDLE / "metrics.json").read_text())
-    assert m["export"]["float_conversion_max_rel_diff"] <= 1e-5
+    assert m["export"]["float_conversion_max_rel_diff"] <= FLOAT_CONVERSION_TOLERANCE
     assert m["export"]["float_conversion_inputs"] >= 100
     for prec in ("float32", "int8"):
         assert m["heldout"][prec]["passes_acceptance"]

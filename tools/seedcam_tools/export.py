@@ -100,6 +100,12 @@ def to_tflite(
     return blob
 
 
+#: largest max |tflite - keras| / max |keras| a float32 export may show. A wrong op or layout
+#: shows up as 1e-2 and more; summation order alone (TensorFlow's kernels vs XNNPACK) gave up
+#: to 3.5e-6 on v1 bundles and 1.5e-5 on the sharper softmax of ocr-v2, hence 5e-5.
+FLOAT_CONVERSION_TOLERANCE = 5e-5
+
+
 def check_float_conversion(
     model: Any,
     tflite_path: Path,
@@ -151,7 +157,7 @@ def write_bundle(
         Export facts (sizes, float conversion check) for ``metrics.json``.
 
     Raises:
-        RuntimeError: the float TFLite deviates from Keras by more than 1e-5 relative.
+        RuntimeError: the float TFLite deviates from Keras by more than :data:`FLOAT_CONVERSION_TOLERANCE`.
     """
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -159,8 +165,8 @@ def write_bundle(
     io = {"input_spec": input_spec, "outputs": outputs}
     to_tflite(model, f32, int8=False, **io)
     rel = check_float_conversion(model, f32, check_pixels, **io)
-    if rel > 1e-5:
-        raise RuntimeError(f"float TFLite deviates from Keras: max rel diff {rel:.3g} > 1e-5")
+    if rel > FLOAT_CONVERSION_TOLERANCE:
+        raise RuntimeError(f"float TFLite deviates from Keras: max rel diff {rel:.3g} > {FLOAT_CONVERSION_TOLERANCE:g}")
     to_tflite(model, i8, int8=True, representative=representative, **io)
     golden = normalise(golden_pixels[None], input_spec)
     np.save(out_dir / "golden_input.npy", golden)
