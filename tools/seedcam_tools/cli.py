@@ -59,6 +59,8 @@ def cmd_train_lane(args: argparse.Namespace) -> int:
         epochs=args.epochs,
         progress=not args.quiet,
         random_fraction=args.random_world,
+        init_from=args.init_from,
+        lr=args.lr,
     )
     metrics = ship_lane_bundle(
         work / "lane.keras",
@@ -309,6 +311,8 @@ def _parser() -> argparse.ArgumentParser:
     train.add_argument("--seed", type=int, default=0)
     train.add_argument("--samples", type=int, default=48000, help="training scenes")
     train.add_argument("--epochs", type=int, default=6)
+    train.add_argument("--init-from", type=Path, help="continue this saved lane.keras instead of a fresh model")
+    train.add_argument("--lr", type=float, default=2e-3, help="peak learning rate (default 0.002)")
     train.add_argument(
         "--random-world",
         type=float,

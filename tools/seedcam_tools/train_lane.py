@@ -105,8 +105,10 @@ def train_on_data(
     batch_size: int = 64,
     lr: float = 2e-3,
     progress: bool = False,
+    init_from: Path | None = None,
 ):  # type: ignore[no-untyped-def]
-    """Train a fresh model on ``train``; returns ``(keras model, history dict)``.
+    """Train a fresh model on ``train`` (or continue the saved ``lane.keras`` at ``init_from``);
+    returns ``(keras model, history dict)``.
 
     Cosine learning-rate decay over ``epochs``; deterministic for a given seed and data.
     """
@@ -119,7 +121,12 @@ def train_on_data(
 
     keras.utils.set_random_seed(seed)
     tf.config.experimental.enable_op_determinism()  # same seed and data -> the same weights
-    model = build_lane_model()
+    if init_from is None:
+        model = build_lane_model()
+    else:
+        model = keras.models.load_model(
+            init_from, custom_objects={"_state_loss": _state_loss, "_presence_loss": _presence_loss}, compile=False
+        )
     steps = epochs * math.ceil(len(train.x) / batch_size)
     schedule = keras.optimizers.schedules.CosineDecay(lr, decay_steps=steps, alpha=0.02)
     model.compile(
@@ -157,6 +164,8 @@ def train_lane(
     epochs: int = 6,
     progress: bool = False,
     random_fraction: float = 0.0,
+    init_from: Path | None = None,
+    lr: float = 2e-3,
 ) -> LaneMetrics:
     """Generate data, train, and save ``lane.keras`` + ``train_metrics.json`` in ``out_dir``.
 
@@ -167,6 +176,8 @@ def train_lane(
         epochs: passes over the data.
         progress: show progress bars / per-epoch logs.
         random_fraction: share of scenes from the randomized world (:mod:`seedcam_tools.world`).
+        init_from: continue this saved ``lane.keras`` instead of a fresh model.
+        lr: peak learning rate.
     """
     if samples > VAL_SEED_BASE:
         raise ValueError("samples would overlap the validation / held-out seed ranges")
@@ -176,7 +187,7 @@ def train_lane(
     train = generate(0, samples, progress=progress, random_fraction=random_fraction)
     val = generate(VAL_SEED_BASE, max(64, min(2000, samples // 10)), random_fraction=random_fraction)
     t0 = time.monotonic()
-    model, _ = train_on_data(train, val, seed=seed, epochs=epochs, progress=progress)
+    model, _ = train_on_data(train, val, seed=seed, epochs=epochs, lr=lr, progress=progress, init_from=init_from)
     secs = time.monotonic() - t0
     model.save(out_dir / "lane.keras")
     m = validation_metrics(model, val)
