@@ -11,7 +11,7 @@ import pytest
 from seedcam_firmware.inference.manifest import load_manifest
 from seedcam_firmware.inference.runtime import Model
 from seedcam_tools.export import FLOAT_CONVERSION_TOLERANCE
-from seedcam_tools.ocrbundle import evaluate_ocr
+from seedcam_tools.ocrbundle import MIN_PLATE_WIDTH_PX, evaluate_ocr
 from seedcam_tools.ocrdata import ALPHABET, HELDOUT_SEED_BASE
 
 BUNDLE = Path(__file__).resolve().parents[2] / "models" / "ocr"
@@ -31,8 +31,17 @@ def test_shipped_int8_model_reads_heldout_plates() -> None:
 @pytest.mark.parametrize("precision", ["int8", "float32"])
 def test_shipped_bundle_contract_and_self_test(precision: str) -> None:
     m = load_manifest(BUNDLE, precision=precision)  # validates and checks the sha256
-    assert m.id == "ocr-v1" and m.task == "ocr"
-    assert m.decoder == {"type": "ctc", "alphabet": ALPHABET, "blank_index": 37, "time_steps": 32}
+    assert m.id == "ocr-v2" and m.task == "ocr"
+    decoder = dict(m.decoder)
+    calibration = decoder.pop("confidence_calibration")
+    assert calibration["method"] == "platt_log" and calibration["a"] > 0  # fitted on validation crops
+    assert decoder == {
+        "type": "ctc",
+        "alphabet": ALPHABET,
+        "blank_index": 37,
+        "time_steps": 32,
+        "min_plate_width_px": MIN_PLATE_WIDTH_PX,
+    }
     assert m.input_shape == (1, 32, 128, 3) and m.outputs == {"probs": (1, 32, 38)}
     assert m.input.crop_top == 0.0 and m.input.color_order == "RGB" and m.input.std == 255.0
     assert m.golden_input is not None and m.golden_output is not None
