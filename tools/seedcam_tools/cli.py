@@ -269,7 +269,7 @@ def cmd_eval_worlds(args: argparse.Namespace) -> int:
     """Score the detect, ocr and lane bundles on our randomized and the independent world; into metrics.json."""
     from seedcam_tools.cross_world import evaluate_worlds, world_text
 
-    results = evaluate_worlds(args.models, samples=args.samples)
+    results = evaluate_worlds(args.models, samples=args.samples, tasks=tuple(args.tasks.split(",")))
     for folder, section in results.items():
         for world in section:
             for precision in ("float32", "int8"):
@@ -396,6 +396,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     worlds.add_argument("--models", type=Path, default=Path("models"), help="folder of bundle folders")
     worlds.add_argument("--samples", type=int, default=1000, help="frames per world (default 1000)")
+    worlds.add_argument("--tasks", default="detect,ocr,lane", help="which bundles (default detect,ocr,lane)")
     worlds.set_defaults(func=cmd_eval_worlds)
 
     clf = commands.add_parser("train-classifier", help="train an image classifier from DATA/<class>/<image> folders")

@@ -73,15 +73,23 @@ def _lane(models: Path, world: str, samples: int, block: int) -> dict[str, Any]:
 _TASKS = {"detect": _detect, "ocr": _ocr, "lane": _lane}
 
 
-def evaluate_worlds(models_dir: str | Path, *, samples: int = 1000, block: int = METRICS_BLOCK) -> dict[str, Any]:
-    """Score the detect, ocr and lane bundles of ``models_dir`` on both worlds; write their ``worlds`` sections.
+def evaluate_worlds(
+    models_dir: str | Path, *, samples: int = 1000, block: int = METRICS_BLOCK, tasks: tuple[str, ...] = tuple(_TASKS)
+) -> dict[str, Any]:
+    """Score the ``tasks`` bundles (detect, ocr, lane) of ``models_dir`` on both worlds; write their ``worlds`` sections.
 
     Returns ``{folder: {world: {precision: figures}}}``.
+
+    Raises:
+        ValueError: a task that is not one of detect, ocr, lane.
     """
+    unknown = sorted(set(tasks) - set(_TASKS))
+    if unknown:
+        raise ValueError(f"eval-worlds knows the tasks {sorted(_TASKS)}, not {unknown}")
     models = Path(models_dir)
     results: dict[str, Any] = {}
     for folder, run in _TASKS.items():
-        if not (models / folder / "manifest.json").is_file():
+        if folder not in tasks or not (models / folder / "manifest.json").is_file():
             continue
         section: dict[str, Any] = {}
         for world, note in WORLD_NOTES.items():
