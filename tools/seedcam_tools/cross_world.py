@@ -76,7 +76,7 @@ _TASKS = {"detect": _detect, "ocr": _ocr, "lane": _lane}
 def evaluate_worlds(
     models_dir: str | Path, *, samples: int = 1000, block: int = METRICS_BLOCK, tasks: tuple[str, ...] = tuple(_TASKS)
 ) -> dict[str, Any]:
-    """Score the ``tasks`` bundles (detect, ocr, lane) of ``models_dir`` on both worlds; write their ``worlds`` sections.
+    """Score the ``tasks`` bundles (detect, ocr, lane) of ``models_dir`` on both worlds, into their metrics.json.
 
     Returns ``{folder: {world: {precision: figures}}}``.
 
