@@ -25,7 +25,7 @@ from ._common import (
     require,
 )
 from ._images import encode_png
-from ._records import DetectionFolder, DetectionItem, LabelledBox
+from ._records import DetectionFolder, DetectionItem, LabelledBox, checked_boxes
 
 log = logging.getLogger(__name__)
 
@@ -137,13 +137,7 @@ def write_coco_file(
         where = f"item {stem!r}"
         check_stem(stem, seen, where=where)
         data, width, height = encode_png(image, where=where)
-        for j, b in enumerate(boxes):
-            at = f"{where} box {j}"
-            if not isinstance(b, LabelledBox):
-                raise DatasetFormatError(f"{at}: expected a LabelledBox, got {type(b).__name__}")
-            if b.label not in cat_ids:
-                raise DatasetFormatError(f"{at}: label {b.label!r} is not one of {list(names_t)}")
-            check_box(b.box, width, height, where=at)
+        for b in checked_boxes(boxes, names_t, width, height, where=where):
             x0, y0, x1, y1 = b.box
             bbox = [x0, y0, x1 - x0, y1 - y0]
             new_anns.append(

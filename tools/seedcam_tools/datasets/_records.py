@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+
+from ._common import DatasetFormatError, check_box
 
 
 @dataclass(frozen=True)
@@ -45,3 +48,21 @@ class DetectionFolder:
     names: tuple[str, ...]
     items: tuple[DetectionItem, ...]
     format: str
+
+
+def checked_boxes(
+    boxes: Iterable[object], names: Collection[str], width: int, height: int, *, where: str
+) -> Iterator[LabelledBox]:
+    """The boxes a writer was handed, each checked: a :class:`LabelledBox` of a known label inside its image.
+
+    Raises:
+        DatasetFormatError: naming the item and the box.
+    """
+    for j, b in enumerate(boxes):
+        at = f"{where} box {j}"
+        if not isinstance(b, LabelledBox):
+            raise DatasetFormatError(f"{at}: expected a LabelledBox, got {type(b).__name__}")
+        if b.label not in names:
+            raise DatasetFormatError(f"{at}: label {b.label!r} is not one of {list(names)}")
+        check_box(b.box, width, height, where=at)
+        yield b

@@ -23,7 +23,7 @@ from ._common import (
     read_text,
 )
 from ._images import encode_png, sized
-from ._records import DetectionFolder, DetectionItem, LabelledBox
+from ._records import DetectionFolder, DetectionItem, LabelledBox, checked_boxes
 
 log = logging.getLogger(__name__)
 
@@ -109,13 +109,7 @@ def write_yolo_folder(
         check_stem(stem, seen, where=where)
         data, width, height = encode_png(image, where=where)
         lines = []
-        for j, b in enumerate(boxes):
-            at = f"{where} box {j}"
-            if not isinstance(b, LabelledBox):
-                raise DatasetFormatError(f"{at}: expected a LabelledBox, got {type(b).__name__}")
-            if b.label not in index:
-                raise DatasetFormatError(f"{at}: label {b.label!r} is not one of {list(names_t)}")
-            check_box(b.box, width, height, where=at)
+        for b in checked_boxes(boxes, names_t, width, height, where=where):
             x0, y0, x1, y1 = b.box
             values = ((x0 + x1) / 2 / width, (y0 + y1) / 2 / height, (x1 - x0) / width, (y1 - y0) / height)
             lines.append(f"{index[b.label]} " + " ".join(f"{v:.12g}" for v in values) + (" 1" if b.difficult else ""))
