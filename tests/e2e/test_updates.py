@@ -32,6 +32,7 @@ pytestmark = pytest.mark.e2e
 
 LANE = MODELS / "lane"
 SHIPPED_SHA = hashlib.sha256((LANE / "lane_int8.tflite").read_bytes()).hexdigest()
+SHIPPED_VERSION = json.loads((LANE / "manifest.json").read_text())["version"]
 
 
 def wait_until(condition, timeout: float, what: str) -> None:  # noqa: ANN001
@@ -117,7 +118,7 @@ def test_kill_9_at_each_step_keeps_the_old_model_and_the_next_push_resumes(
     fw = start(firmware_factory, tmp_path)
     with seedcam.open(fw.link, timeout=10) as sensor:
         old = lane_model(sensor)
-        assert (old.version, old.sha256, old.active) == ("1.0.0", SHIPPED_SHA, True)  # the old model is active
+        assert (old.version, old.sha256, old.active) == (SHIPPED_VERSION, SHIPPED_SHA, True)  # the old model is active
         assert sensor.recv(timeout=10).model_ids == ("lane-v2-int8",)  # ... and loadable: it produces results
         done = updates.push_bundle(sensor, path)
         assert done.activated and lane_model(sensor).version == "2.0.0"
@@ -227,7 +228,7 @@ def test_every_bad_bundle_is_refused_with_its_reason_and_never_activated(firmwar
             with pytest.raises(UpdateRefused) as refused:
                 updates.push_bundle(sensor, path)
             assert refused.value.reason == reason, refused.value
-            assert lane_model(sensor).version == "1.0.0"
+            assert lane_model(sensor).version == SHIPPED_VERSION
         with pytest.raises(UpdateRefused) as refused:
             updates.push_bundle(sensor, forged)
         assert refused.value.reason == "bad_signature"
@@ -254,7 +255,7 @@ def test_every_bad_bundle_is_refused_with_its_reason_and_never_activated(firmwar
             assert refused.value.reason == "truncated"
         finally:
             channel.close()
-        assert lane_model(sensor).version == "1.0.0"
+        assert lane_model(sensor).version == SHIPPED_VERSION
         assert updates.list_slots(sensor) == () or all(g.active is None for g in updates.list_slots(sensor))
 
         assert updates.push_bundle(sensor, good).activated
