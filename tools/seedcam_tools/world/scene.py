@@ -114,7 +114,7 @@ def plate_text(rng: np.random.Generator) -> str:
     return "".join(chars)
 
 
-def _lane_spec(rng: np.random.Generator, objects_only: bool) -> SceneSpec:
+def _lane_spec(rng: np.random.Generator) -> SceneSpec:
     spec = random_scene(rng)
     kappa = spec.curvature_per_m
     if rng.random() < 0.25:
@@ -133,7 +133,6 @@ def _lane_spec(rng: np.random.Generator, objects_only: bool) -> SceneSpec:
         noise_sigma=0.0,
         objects=(),
         occluders=(),
-        left_style="none" if objects_only and rng.random() < 0.2 else spec.left_style,
     )
 
 
@@ -295,13 +294,19 @@ def _warp(face: Face, uv: np.ndarray, size: tuple[int, int]) -> tuple[np.ndarray
     return colour, alpha
 
 
-def _compose(img: np.ndarray, placed: list[_Placed], camera: CameraModel) -> list[tuple[_Placed, np.ndarray]]:
-    """Draw far to near on a canvas with off-frame margins; returns each labelled object's visible alpha."""
+def _compose(
+    img: np.ndarray, placed: list[_Placed], camera: CameraModel
+) -> list[tuple[_Placed, np.ndarray, np.ndarray]]:
+    """Draw far to near on a canvas with off-frame margins.
+
+    Returns, per labelled object, its face's alpha on that canvas and the part of it left
+    visible by what was drawn in front.
+    """
     h, w = img.shape[:2]
     size = (w + 2 * _MARGIN, h + 2 * _MARGIN)
     canvas = np.zeros((size[1], size[0], 3), np.float32)
     canvas[_MARGIN : _MARGIN + h, _MARGIN : _MARGIN + w] = img
-    visible: list[tuple[_Placed, np.ndarray]] = []
+    visible: list[tuple[_Placed, np.ndarray, np.ndarray]] = []
     for p in sorted(placed, key=lambda q: -q.forward):
         uv, depth = camera.project(p.corners)
         if np.any(depth < 0.05) or np.abs(uv).max() > 4 * (w + h):
@@ -315,10 +320,10 @@ def _compose(img: np.ndarray, placed: list[_Placed], camera: CameraModel) -> lis
         a = alpha[..., None]
         canvas *= 1.0 - a
         canvas += colour.astype(np.float32) * a
-        for _, seen in visible:
+        for _, _, seen in visible:
             seen *= 1.0 - alpha
         if p.label is not None:
-            visible.append((p, alpha.copy()))
+            visible.append((p, alpha, alpha.copy()))
     img[:] = np.clip(canvas[_MARGIN : _MARGIN + h, _MARGIN : _MARGIN + w], 0, 255).astype(np.uint8)
     return visible
 
@@ -395,7 +400,7 @@ def render_world_scene(seed: int, *, objects: bool = True, plate_focus: bool = F
         raise ValueError("seed must be >= 0")
     rng = np.random.default_rng([seed, 0x0C4 if plate_focus else 0x5EED])
     camera = _CAMERAS[int(rng.integers(len(_CAMERAS)))] if rng.random() < 0.6 else DEFAULT_CAMERA
-    spec = _lane_spec(rng, objects_only=False)
+    spec = _lane_spec(rng)
     image, _, mask = render_with_mask(spec, camera, rng=rng)
     _extra_lines(image, spec, camera, rng)
     if rng.random() < 0.5:
@@ -419,17 +424,12 @@ def render_world_scene(seed: int, *, objects: bool = True, plate_focus: bool = F
         for _ in range(int(rng.choice([0, 1, 1, 2, 3, 4]))):
             placed.append(_random_placed(rng, None))
     visible = _compose(image, placed, camera) if placed else []
-    fulls = []
-    for p, _ in visible:
-        uv, _ = camera.project(p.corners)
-        fulls.append(_warp(p.face, uv, (image.shape[1] + 2 * _MARGIN, image.shape[0] + 2 * _MARGIN))[1])
     image = _camera_effects(image, rng, mild=plate_focus)
     if rng.random() < 0.5:
-        alphas = fulls + [a for _, a in visible]
+        alphas = [a for _, full, seen in visible for a in (full, seen)]
         image, mask = _roll(image, mask, alphas, float(rng.uniform(-3.0, 3.0)))
-        fulls = alphas[: len(fulls)]
-        visible = [(p, a) for (p, _), a in zip(visible, alphas[len(fulls) :], strict=True)]
+        visible = [(p, alphas[2 * i], alphas[2 * i + 1]) for i, (p, _, _) in enumerate(visible)]
     h, w = image.shape[:2]
-    truths = [_truth(p, full, seen, w, h) for (p, seen), full in zip(visible, fulls, strict=True)]
+    truths = [_truth(p, full, seen, w, h) for p, full, seen in visible]
     lane = WorldLane(spec.offset_m, spec.heading_rad, spec.curvature_per_m, spec.lane_width_m, *lines_in_view(mask))
     return WorldScene(image, tuple(t for t in truths if t is not None), lane, mask, seed)
