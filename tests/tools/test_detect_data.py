@@ -198,6 +198,23 @@ def test_width_scales_the_channels_but_not_the_outputs() -> None:
         }
 
 
+def test_a_deepened_detector_computes_what_the_shallow_one_did_until_trained() -> None:
+    """The residual blocks start as the identity, and every other weight is the shallow detector's."""
+    from seedcam_firmware.inference.preprocess import normalise
+    from seedcam_tools.detmodel import build_detector, deepen
+
+    shallow = build_detector(width=0.5)
+    x = normalise(generate(0, 4, workers=1).x, DETECT_INPUT)
+    deep = deepen(shallow, 2, width=0.5)
+    assert deep.count_params() > shallow.count_params()
+    before, after = shallow.predict(x, verbose=0), deep.predict(x, verbose=0)
+    for name in ("boxes", "scores"):
+        np.testing.assert_allclose(after[name], before[name], atol=1e-6)
+    trained_blocks = build_detector(width=0.5, blocks=2)
+    with pytest.raises(ValueError, match="weighted layers"):
+        deepen(trained_blocks, 2, width=0.5)
+
+
 def test_training_continues_from_a_saved_detector(tmp_path) -> None:  # noqa: ANN001
     """``init_from`` starts from the saved weights (at a vanishing learning rate they barely move).
 

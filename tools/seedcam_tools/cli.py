@@ -115,6 +115,7 @@ def cmd_train_detector(args: argparse.Namespace) -> int:
             lr=args.lr,
             init_from=args.init_from,
             width=args.width,
+            blocks=args.blocks,
             batch_size=args.batch_size,
             workers=args.workers,
             progress=not args.quiet,
@@ -348,6 +349,12 @@ def _parser() -> argparse.ArgumentParser:
     det.add_argument("--epochs", type=int, default=32)
     det.add_argument("--lr", type=float, default=3e-3, help="peak learning rate (default 0.003)")
     det.add_argument("--width", type=float, default=1.5, help="channel scale of a fresh detector (default 1.5, v2)")
+    det.add_argument(
+        "--blocks",
+        type=int,
+        default=0,
+        help="residual blocks per feature level (default 0, v3); a shallower --init-from .tflite is deepened",
+    )
     det.add_argument("--batch-size", type=int, default=96)
     det.add_argument("--workers", type=int, default=1, help="threads that build training batches")
     det.add_argument(

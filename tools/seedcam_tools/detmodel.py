@@ -21,6 +21,7 @@ __all__ = [
     "DETECT_OUTPUTS",
     "DETECTOR_WIDTH",
     "build_detector",
+    "deepen",
     "detector_decoder_config",
     "num_anchors",
 ]
@@ -32,6 +33,8 @@ ANCHOR_LEVELS: tuple[AnchorLevel, ...] = (
 )
 #: channel scale of the shipped detector (detect-v2)
 DETECTOR_WIDTH = 1.5
+#: name prefix of the layers of the residual blocks (see ``blocks`` of :func:`build_detector`)
+RESIDUAL_PREFIX = "residual_"
 #: the class head starts at this probability so that the focal loss is stable
 PRIOR_PROBABILITY = 0.01
 
@@ -62,7 +65,11 @@ def detector_decoder_config() -> dict[str, Any]:
 
 
 def build_detector(
-    num_classes: int = len(LABELS), levels: tuple[AnchorLevel, ...] = ANCHOR_LEVELS, *, width: float = DETECTOR_WIDTH
+    num_classes: int = len(LABELS),
+    levels: tuple[AnchorLevel, ...] = ANCHOR_LEVELS,
+    *,
+    width: float = DETECTOR_WIDTH,
+    blocks: int = 0,
 ) -> Any:
     """A fresh Keras detector taking ``DETECT_INPUT``-normalised images (0..1 RGB).
 
@@ -71,6 +78,11 @@ def build_detector(
     detect-v2). Wider layers cost float time but are what INT8 kernels speed up:
     on a CPU with int8 dot-product instructions (AVX512-VNNI) width 1.0 measured
     1.2-2x faster in INT8 than float, width 1.5 about 3.5x.
+
+    ``blocks`` residual blocks (two 3x3 convolutions each) are added at each level
+    before the top-down path. Their last batch norm starts at zero scale, so a
+    fresh block is the identity: :func:`deepen` copies a shallower detector's
+    weights into the deeper one and it computes the same function before training.
     """
     import keras
     from keras import layers
@@ -83,15 +95,27 @@ def build_detector(
         x = layers.BatchNormalization()(x)
         return layers.ReLU()(x)
 
+    def residual(x: Any, name: str) -> Any:
+        filters = x.shape[-1]
+        y = layers.Conv2D(filters, 3, padding="same", use_bias=False, name=f"{name}_conv1")(x)
+        y = layers.ReLU(name=f"{name}_relu1")(layers.BatchNormalization(name=f"{name}_bn1")(y))
+        y = layers.Conv2D(filters, 3, padding="same", use_bias=False, name=f"{name}_conv2")(y)
+        y = layers.BatchNormalization(gamma_initializer="zeros", name=f"{name}_bn2")(y)
+        return layers.ReLU(name=f"{name}_relu2")(layers.Add(name=f"{name}_add")([x, y]))
+
     image = keras.Input((DETECT_INPUT.height, DETECT_INPUT.width, 3), name="image")
     x = conv(image, c(12), 2)  # stride 2
     x = conv(x, c(24), 2)  # stride 4
     x = conv(x, c(32), 2)  # stride 8
     x = conv(x, c(32))
     p3 = conv(x, c(32))
+    for i in range(blocks):
+        p3 = residual(p3, f"{RESIDUAL_PREFIX}s8_{i}")
     y = conv(p3, c(64), 2)  # stride 16
     y = conv(y, c(64))
     p4 = conv(y, c(64))
+    for i in range(blocks):
+        p4 = residual(p4, f"{RESIDUAL_PREFIX}s16_{i}")
     top_down = layers.UpSampling2D(2, interpolation="nearest")(layers.Conv2D(c(32), 1)(p4))
     f3 = conv(layers.Add()([p3, top_down]), c(32))
 
@@ -107,3 +131,20 @@ def build_detector(
     box_out = layers.Concatenate(axis=1, name="boxes")(boxes)
     score_out = layers.Activation("sigmoid", name="scores")(layers.Concatenate(axis=1)(scores))
     return keras.Model(image, {"boxes": box_out, "scores": score_out}, name="seedcam_detector")
+
+
+def deepen(shallow: Any, blocks: int, *, width: float = DETECTOR_WIDTH) -> Any:
+    """A detector with ``blocks`` residual blocks per level holding ``shallow``'s weights.
+
+    ``shallow`` is a detector of channel scale ``width`` without blocks. The blocks
+    start as the identity, so the result computes what ``shallow`` computes until
+    it is trained.
+    """
+    deep = build_detector(width=width, blocks=blocks)
+    old = [layer for layer in shallow.layers if layer.weights]
+    new = [layer for layer in deep.layers if layer.weights and not layer.name.startswith(RESIDUAL_PREFIX)]
+    if len(old) != len(new):
+        raise ValueError(f"{len(old)} weighted layers in the shallow detector against {len(new)} in the deep one")
+    for source, target in zip(old, new, strict=True):
+        target.set_weights(source.get_weights())
+    return deep

@@ -24,8 +24,8 @@ from seedcam_firmware.inference.anchors import encode_boxes, grid_anchors
 from seedcam_firmware.inference.preprocess import normalise
 
 from .detdata import DETECT_INPUT, LABELS, VAL_SEED_BASE, DetectionData, data_from_frames, generate, mix
-from .detmodel import ANCHOR_LEVELS, DETECTOR_WIDTH, build_detector
-from .tflite_weights import load_tflite_weights
+from .detmodel import ANCHOR_LEVELS, DETECTOR_WIDTH, build_detector, deepen
+from .tflite_weights import TfliteWeightsError, load_tflite_weights
 
 __all__ = ["assign_targets", "train_detector", "train_on_data"]
 
@@ -209,6 +209,24 @@ def build_targets(data: DetectionData) -> tuple[np.ndarray, np.ndarray]:
     return box_t, labels
 
 
+def _detector_from_tflite(path: Path, calibration: np.ndarray, *, width: float, blocks: int) -> Any:
+    """A Keras detector with ``blocks`` residual blocks per level, holding the weights of the ``.tflite`` at ``path``.
+
+    The file holds either that architecture or the one without blocks (then deepened).
+    """
+    model = build_detector(width=width, blocks=blocks)
+    try:
+        load_tflite_weights(model, path, calibration)
+        return model
+    except TfliteWeightsError:
+        if blocks == 0:
+            raise
+    shallow = build_detector(width=width)
+    load_tflite_weights(shallow, path, calibration)
+    log.info("deepened %s by %d residual blocks per level", Path(path).name, blocks)
+    return deepen(shallow, blocks, width=width)
+
+
 def train_on_data(
     train: DetectionData,
     *,
@@ -220,6 +238,7 @@ def train_on_data(
     val: DetectionData | None = None,
     init_from: Path | None = None,
     width: float = DETECTOR_WIDTH,
+    blocks: int = 0,
     checkpoint: Path | None = None,
     workers: int = 1,
 ) -> Any:
@@ -230,8 +249,9 @@ def train_on_data(
     float32 ``.tflite`` of the same width (:func:`load_tflite_weights`). Cosine
     learning-rate decay with a short warm-up; deterministic for a given seed, data and start
     on the TensorFlow backend (other backends, e.g. JAX on a GPU, are seeded but not bit-exact).
-    ``width`` scales the channels of a fresh detector; ``checkpoint`` is saved after every
-    epoch; ``workers`` threads build batches.
+    ``width`` scales the channels of a fresh detector and ``blocks`` adds residual
+    blocks per level (a ``.tflite`` start without them is deepened: :func:`deepen`);
+    ``checkpoint`` is saved after every epoch; ``workers`` threads build batches.
     """
     import keras
 
@@ -247,10 +267,9 @@ def train_on_data(
         lr / 10, decay_steps=max(1, steps - steps // 20), alpha=0.01, warmup_target=lr, warmup_steps=steps // 20
     )
     if init_from is None:
-        model = build_detector(width=width)
+        model = build_detector(width=width, blocks=blocks)
     elif Path(init_from).suffix == ".tflite":  # a shipped bundle: its folded weights, BN statistics from our data
-        model = build_detector(width=width)
-        load_tflite_weights(model, init_from, normalise(train.x[:256], DETECT_INPUT))
+        model = _detector_from_tflite(init_from, normalise(train.x[:256], DETECT_INPUT), width=width, blocks=blocks)
     else:
         model = keras.models.load_model(init_from, custom_objects=CUSTOM_OBJECTS, compile=False)
     model.compile(
@@ -275,6 +294,7 @@ def train_detector(
     lr: float = 3e-3,
     init_from: Path | None = None,
     width: float = DETECTOR_WIDTH,
+    blocks: int = 0,
     batch_size: int = 96,
     workers: int = 1,
     progress: bool = False,
@@ -285,7 +305,8 @@ def train_detector(
     """Generate data, train, and save ``detector.keras`` + ``train_metrics.json`` in ``out_dir``.
 
     With ``init_from`` the training continues from that saved detector; else a
-    fresh one of channel scale ``width`` is trained. ``detector.keras`` is also
+    fresh one of channel scale ``width`` with ``blocks`` residual blocks per level
+    is trained. ``detector.keras`` is also
     saved after every epoch, so an interrupted run keeps its last epoch.
     ``random_fraction`` of the training and validation scenes come from the
     randomized world (:mod:`seedcam_tools.world`), the rest from the classic one.
@@ -324,6 +345,7 @@ def train_detector(
         val=val,
         init_from=init_from,
         width=width,
+        blocks=blocks,
         checkpoint=out_dir / "detector.keras",
         workers=workers,
     )
@@ -336,6 +358,7 @@ def train_detector(
         "seed": seed,
         "lr": lr,
         "width": width if init_from is None else None,
+        "residual_blocks": blocks,
         "batch_size": batch_size,
         "random_world_fraction": random_fraction,
         "own_data": {"folder": str(own_data), "frames": own_count, "fraction": own_fraction} if own_data else None,
