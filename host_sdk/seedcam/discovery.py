@@ -5,8 +5,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from seedcam import ports as port_discovery
 from seedcam.errors import NoSensorFound
-from seedcam.ports import PortInfo
+from seedcam.port_info import PortInfo
 
 __all__ = ["PORT_ENV", "resolve_url"]
 
@@ -35,10 +36,8 @@ def resolve_url(url: str | None = None, serial: str | None = None) -> str:
     env = os.environ.get(PORT_ENV, "").strip()
     if env and not serial:
         return env
-    from seedcam.ports import seedcam_ports
-
     by_serial: dict[str, list[PortInfo]] = {}
-    for index, port in enumerate(seedcam_ports()):
+    for index, port in enumerate(port_discovery.seedcam_ports()):
         by_serial.setdefault(port.serial_number or f"?{index}", []).append(port)
     if serial is not None:
         by_serial = {key: ports for key, ports in by_serial.items() if key == serial}

@@ -28,12 +28,11 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from seedcam.errors import SensorError
 
-if TYPE_CHECKING:
-    from .report import Report
+from .report_model import Report
 
 __all__ = [
     "FORMAT",

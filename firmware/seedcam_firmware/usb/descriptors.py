@@ -12,7 +12,7 @@ import enum
 import struct
 from dataclasses import dataclass
 
-from seedcam.ports import VENDOR_CLASS
+from seedcam.port_info import VENDOR_CLASS
 
 __all__ = [
     "BULK_IN_ADDRESS",

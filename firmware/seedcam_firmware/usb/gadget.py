@@ -33,7 +33,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from seedcam.ports import SEEDCAM_PID, SEEDCAM_VID
+from seedcam.port_info import SEEDCAM_PID, SEEDCAM_VID
 from seedcam_firmware.errors import FirmwareError
 
 __all__ = ["GadgetError", "GadgetSpec", "bind", "default_udc", "down", "is_bound", "unbind", "up"]

@@ -33,7 +33,7 @@ from array import array
 from typing import Any
 
 from seedcam.errors import LinkBroken, NoSensorFound, SensorError, SensorTimeout
-from seedcam.ports import SEEDCAM_PID, SEEDCAM_VID, VENDOR_CLASS, PortInfo
+from seedcam.port_info import SEEDCAM_PID, SEEDCAM_VID, VENDOR_CLASS, PortInfo
 from seedcam.transport.base import Transport, remaining
 
 __all__ = ["VENDOR_CLASS", "UsbTransport", "list_usb_sensors", "map_usb_error", "parse_usb_url"]
