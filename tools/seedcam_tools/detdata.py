@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from seedcam_firmware.inference.boxes import box_iou
 from seedcam_firmware.inference.preprocess import InputSpec, crop_resize, crop_rows
 from seedcam_firmware.scene import DEFAULT_CAMERA, OBJECT_KINDS, SceneObject, object_corners, random_scene, render
 
@@ -106,14 +107,6 @@ def _pixel_box(obj: SceneObject) -> tuple[float, float, float, float] | None:
     return float(x0), float(y0), float(x1), float(y1)
 
 
-def _iou(a: tuple[float, ...], b: tuple[float, ...]) -> float:
-    iw = max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
-    ih = max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
-    inter = iw * ih
-    union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
-    return inter / union if union > 0 else 0.0
-
-
 def random_detection_scene(rng: np.random.Generator):  # noqa: ANN201 - returns a SceneSpec
     """A random lane scene holding 0..4 fully visible objects, some partly occluded."""
     spec = random_scene(rng)
@@ -129,7 +122,7 @@ def random_detection_scene(rng: np.random.Generator):  # noqa: ANN201 - returns 
         left = float(rng.uniform(-1.0, 1.0) * forward * 0.95)
         obj = SceneObject(kind, forward, left, _random_text(rng, kind), float(rng.uniform(-0.6, 0.6)))
         box = _pixel_box(obj)
-        if box is None or any(_iou(box, other) > _MAX_PAIR_IOU for other in boxes):
+        if box is None or any(box_iou(box, other) > _MAX_PAIR_IOU for other in boxes):
             continue
         objects.append(obj)
         boxes.append(box)

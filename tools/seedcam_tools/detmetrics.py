@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from seedcam_firmware.inference.boxes import iou_matrix
 from seedcam_firmware.inference.preprocess import normalise
 
 from .detdata import DETECT_INPUT, LABELS, DetectionData
@@ -29,14 +30,6 @@ DEFAULT_SCORE_THRESHOLD = 0.5
 Prediction = tuple[np.ndarray, np.ndarray, np.ndarray]  # boxes M x 4, scores M, classes M
 
 
-def _iou(box: np.ndarray, others: np.ndarray) -> np.ndarray:
-    iw = np.clip(np.minimum(box[2], others[:, 2]) - np.maximum(box[0], others[:, 0]), 0, None)
-    ih = np.clip(np.minimum(box[3], others[:, 3]) - np.maximum(box[1], others[:, 1]), 0, None)
-    inter = iw * ih
-    union = (box[2] - box[0]) * (box[3] - box[1]) + (others[:, 2] - others[:, 0]) * (others[:, 3] - others[:, 1])
-    return inter / np.maximum(union - inter, 1e-12)
-
-
 def average_precision(recall: np.ndarray, precision: np.ndarray) -> float:
     """Area under the PR curve with precision made monotone (all-point interpolation)."""
     r = np.concatenate([[0.0], recall, [1.0]])
@@ -50,7 +43,7 @@ def _match(box: np.ndarray, gt: np.ndarray, used: np.ndarray) -> bool:
     """Greedy match of ``box`` to the best unused truth box at IoU >= 0.5 (marks it used)."""
     if not len(gt):
         return False
-    iou = _iou(box, gt)
+    iou = iou_matrix(box, gt)[0]
     iou[used] = -1.0
     j = int(iou.argmax())
     if iou[j] >= IOU_MATCH:
@@ -80,7 +73,7 @@ def threshold_metrics(
             for box in boxes[keep][np.argsort(-scores[keep])]:
                 if _match(box, gt, used):
                     found += 1
-                elif not (len(hard) and _iou(box, hard).max() >= IOU_MATCH):
+                elif not (len(hard) and iou_matrix(box, hard).max() >= IOU_MATCH):
                     false += 1
     frames = max(len(predictions), 1)
     return {"threshold": threshold, "recall": found / max(total, 1), "false_positives_per_frame": false / frames}
@@ -106,7 +99,7 @@ def mean_average_precision(
             hard = tb[tc == -1 - c]  # difficult objects of this class: detections on them do not count
             for box, score in sorted(zip(boxes[keep], scores[keep], strict=True), key=lambda t: -t[1]):
                 hit = _match(box, gt, used)
-                if not hit and len(hard) and _iou(box, hard).max() >= IOU_MATCH:
+                if not hit and len(hard) and iou_matrix(box, hard).max() >= IOU_MATCH:
                     continue
                 scored.append((float(score), hit))
         scored.sort(key=lambda t: -t[0])

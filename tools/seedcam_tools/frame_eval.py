@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from seedcam_firmware.inference.boxes import box_iou
 from seedcam_firmware.inference.ctc import greedy_decode
 from seedcam_firmware.inference.lane import decode_lane
 from seedcam_firmware.inference.manifest import load_manifest
@@ -37,14 +38,6 @@ __all__ = ["IOU_MATCH", "OCR_MIN_WIDTH_PX", "detector_on_frames", "lane_on_frame
 IOU_MATCH = 0.5
 #: the given-box OCR figure counts plates at least this wide in the 320 x 240 frame
 OCR_MIN_WIDTH_PX = 44.0
-
-
-def _iou(a: tuple[float, ...], b: tuple[float, ...]) -> float:
-    iw = max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
-    ih = max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
-    inter = iw * ih
-    union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
-    return inter / union if union > 0 else 0.0
 
 
 def detector_on_frames(
@@ -108,12 +101,13 @@ def ocr_on_frames(
                 truth_box = (p.box[0] / w, p.box[1] / h, p.box[2] / w, p.box[3] / h)
                 best = max(
                     lines,
-                    key=lambda t: _iou(truth_box, (t.box.x_min, t.box.y_min, t.box.x_max, t.box.y_max)),
+                    key=lambda t: box_iou(truth_box, (t.box.x_min, t.box.y_min, t.box.x_max, t.box.y_max)),
                     default=None,
                 )
                 hit = (
                     best is not None
-                    and _iou(truth_box, (best.box.x_min, best.box.y_min, best.box.x_max, best.box.y_max)) >= IOU_MATCH
+                    and box_iou(truth_box, (best.box.x_min, best.box.y_min, best.box.x_max, best.box.y_max))
+                    >= IOU_MATCH
                 )
                 staged_read.append(best.text if hit and best is not None else "")
                 staged_truth.append(p.text)

@@ -42,6 +42,7 @@ import numpy as np
 
 from seedcam_firmware import __version__ as FIRMWARE_VERSION
 from seedcam_firmware.inference.anchors import AnchorLevel, encode_boxes, grid_anchors
+from seedcam_firmware.inference.boxes import iou_matrix
 from seedcam_firmware.inference.manifest import sha256_file
 from seedcam_firmware.inference.preprocess import InputSpec
 
@@ -85,14 +86,6 @@ def _check(detections: Sequence[Detection], num_classes: int) -> list[Detection]
     return out
 
 
-def _iou(box: np.ndarray, others: np.ndarray) -> np.ndarray:
-    iw = np.clip(np.minimum(box[2], others[:, 2]) - np.maximum(box[0], others[:, 0]), 0, None)
-    ih = np.clip(np.minimum(box[3], others[:, 3]) - np.maximum(box[1], others[:, 1]), 0, None)
-    inter = iw * ih
-    area = (box[2] - box[0]) * (box[3] - box[1])
-    return inter / (area + (others[:, 2] - others[:, 0]) * (others[:, 3] - others[:, 1]) - inter)
-
-
 def _anchor_outputs(
     detections: list[Detection], anchors: np.ndarray, num_classes: int, background: bool
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -106,7 +99,7 @@ def _anchor_outputs(
     scores = np.full((n, num_classes), _LOW_SCORE)
     free = np.ones(n, dtype=bool)
     for cls, score, box in detections:
-        overlap = np.where(free, _iou(np.asarray(box), anchor_boxes), -1.0)
+        overlap = np.where(free, iou_matrix(np.asarray(box), anchor_boxes)[0], -1.0)
         i = int(np.argmax(overlap))
         free[i] = False
         boxes[i] = box

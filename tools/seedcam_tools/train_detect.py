@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from seedcam_firmware.inference.anchors import encode_boxes, grid_anchors
+from seedcam_firmware.inference.boxes import iou_matrix
 from seedcam_firmware.inference.preprocess import normalise
 
 from .detdata import DETECT_INPUT, LABELS, VAL_SEED_BASE, DetectionData, data_from_frames, generate, mix
@@ -46,18 +47,6 @@ def _anchor_corners(a: np.ndarray) -> np.ndarray:
     return np.stack([a[:, 1] - a[:, 3] / 2, a[:, 0] - a[:, 2] / 2, a[:, 1] + a[:, 3] / 2, a[:, 0] + a[:, 2] / 2], 1)
 
 
-def _iou_matrix(boxes: np.ndarray, corners: np.ndarray) -> np.ndarray:
-    """IoU of M boxes against N anchors: M x N (pixel-aspect independent, normalised coords)."""
-    x0 = np.maximum(boxes[:, None, 0], corners[None, :, 0])
-    y0 = np.maximum(boxes[:, None, 1], corners[None, :, 1])
-    x1 = np.minimum(boxes[:, None, 2], corners[None, :, 2])
-    y1 = np.minimum(boxes[:, None, 3], corners[None, :, 3])
-    inter = np.clip(x1 - x0, 0, None) * np.clip(y1 - y0, 0, None)
-    area_b = (boxes[:, 2] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 1])
-    area_a = (corners[:, 2] - corners[:, 0]) * (corners[:, 3] - corners[:, 1])
-    return inter / (area_b[:, None] + area_a[None, :] - inter)
-
-
 def assign_targets(boxes: np.ndarray, classes: np.ndarray, anchor_array: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Targets of one sample.
 
@@ -72,11 +61,11 @@ def assign_targets(boxes: np.ndarray, classes: np.ndarray, anchor_array: np.ndar
     ignored = classes < 0
     if ignored.any():  # difficult objects: no anchor learns from them, either way
         corners = _anchor_corners(anchor_array.astype(np.float64))
-        labels[_iou_matrix(boxes[ignored].astype(np.float64), corners).max(axis=0) >= IGNORE_IOU] = -1
+        labels[iou_matrix(boxes[ignored].astype(np.float64), corners).max(axis=0) >= IGNORE_IOU] = -1
         boxes, classes = boxes[~ignored], classes[~ignored]
     if len(boxes) == 0:
         return box_t, labels
-    iou = _iou_matrix(boxes.astype(np.float64), _anchor_corners(anchor_array.astype(np.float64)))
+    iou = iou_matrix(boxes.astype(np.float64), _anchor_corners(anchor_array.astype(np.float64)))
     best_gt = iou.argmax(axis=0)
     best_iou = iou.max(axis=0)
     labels[(best_iou >= IGNORE_IOU) & (best_iou < POSITIVE_IOU)] = -1

@@ -46,7 +46,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -55,7 +54,9 @@ import numpy as np
 from seedcam.errors import BundleError
 
 from .anchors import BOX_SCALES, decode_boxes, grid_anchors, levels_from_manifest
+from .boxes import nms
 from .classify import ACTIVATIONS, activate
+from .detection_select import MAX_CANDIDATES, DetectionParams, RawDetection, select_dense, select_detections
 
 __all__ = [
     "LAYOUTS",
@@ -73,8 +74,6 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 LAYOUTS = ("ssd_anchors", "tflite_postprocess", "yolov5", "yolov8")
-#: at most this many (box, class) pairs above the score threshold go into NMS, the best ones
-MAX_CANDIDATES = 4096
 _POSTPROCESS_OUTPUTS = ("boxes", "classes", "scores", "count")
 _COMMON_KEYS = frozenset({"layout", "labels", "score_threshold", "iou_threshold", "max_detections"})
 _LAYOUT_KEYS = {
@@ -83,131 +82,6 @@ _LAYOUT_KEYS = {
     "yolov5": frozenset({"output_name", "coords", "score_activation"}),
     "yolov8": frozenset({"output_name", "coords", "score_activation"}),
 }
-
-
-@dataclass(frozen=True)
-class RawDetection:
-    """One detected object.
-
-    Attributes:
-        class_id: index into the decoder's ``labels``.
-        score: confidence, 0..1.
-        box: ``(x_min, y_min, x_max, y_max)`` normalised 0..1 to the model input image.
-    """
-
-    class_id: int
-    score: float
-    box: tuple[float, float, float, float]
-
-
-@dataclass(frozen=True)
-class DetectionParams:
-    """Thresholds of the box selection.
-
-    Attributes:
-        score_threshold: keep scores ``>=`` this (0..1).
-        iou_threshold: NMS drops a box whose IoU with a better box of its class
-            is ``>`` this (0..1).
-        max_detections: at most this many detections in all (>= 1).
-    """
-
-    score_threshold: float = 0.5
-    iou_threshold: float = 0.45
-    max_detections: int = 20
-
-    def __post_init__(self) -> None:
-        if not 0.0 <= self.score_threshold <= 1.0:
-            raise ValueError(f"score_threshold must be within [0, 1], got {self.score_threshold}")
-        if not 0.0 <= self.iou_threshold <= 1.0:
-            raise ValueError(f"iou_threshold must be within [0, 1], got {self.iou_threshold}")
-        if isinstance(self.max_detections, bool) or not isinstance(self.max_detections, int):
-            raise ValueError(f"max_detections must be an int, got {self.max_detections!r}")
-        if self.max_detections < 1:
-            raise ValueError(f"max_detections must be >= 1, got {self.max_detections}")
-
-    @classmethod
-    def from_manifest(cls, decoder: Mapping[str, Any]) -> DetectionParams:
-        """The defaults a manifest's ``decoder`` section sets (missing keys keep the class defaults).
-
-        Raises:
-            BundleError: a threshold is not a number or out of range.
-        """
-        kw: dict[str, Any] = {}
-        try:
-            for key in ("score_threshold", "iou_threshold"):
-                if key in decoder:
-                    kw[key] = float(decoder[key])
-            if "max_detections" in decoder:
-                kw["max_detections"] = decoder["max_detections"]  # an int: checked by the class
-            return cls(**kw)
-        except (TypeError, ValueError) as exc:
-            raise BundleError(f"invalid detection thresholds in the manifest's decoder: {exc}") from exc
-
-
-def nms(boxes: np.ndarray, scores: np.ndarray, iou_threshold: float, max_out: int) -> np.ndarray:
-    """Greedy non-maximum suppression (class-agnostic: call it once per class).
-
-    Args:
-        boxes: ``N x 4`` ``(x_min, y_min, x_max, y_max)``.
-        scores: ``N`` scores.
-        iou_threshold: a box whose IoU with an already kept box is ``>`` this is dropped.
-        max_out: stop after keeping this many.
-
-    Returns:
-        Indices of the kept boxes, best score first (equal scores: lower index first).
-
-    Raises:
-        ValueError: shapes disagree, ``iou_threshold`` outside [0, 1] or ``max_out < 0``.
-    """
-    b = np.asarray(boxes, dtype=np.float64)
-    s = np.asarray(scores, dtype=np.float64)
-    if b.ndim != 2 or b.shape[1] != 4 or s.shape != (b.shape[0],):
-        raise ValueError(f"nms needs N x 4 boxes and N scores, got {list(b.shape)} and {list(s.shape)}")
-    if not 0.0 <= iou_threshold <= 1.0:
-        raise ValueError(f"iou_threshold must be within [0, 1], got {iou_threshold}")
-    if max_out < 0:
-        raise ValueError(f"max_out must be >= 0, got {max_out}")
-    x0, y0, x1, y1 = b.T
-    areas = np.clip(x1 - x0, 0.0, None) * np.clip(y1 - y0, 0.0, None)
-    order = np.argsort(-s, kind="stable")
-    keep: list[int] = []
-    while order.size and len(keep) < max_out:
-        i, rest = order[0], order[1:]
-        keep.append(int(i))
-        iw = np.clip(np.minimum(x1[i], x1[rest]) - np.maximum(x0[i], x0[rest]), 0.0, None)
-        ih = np.clip(np.minimum(y1[i], y1[rest]) - np.maximum(y0[i], y0[rest]), 0.0, None)
-        inter = iw * ih
-        union = areas[i] + areas[rest] - inter
-        iou = np.divide(inter, union, out=np.zeros_like(inter), where=union > 0)
-        order = rest[iou <= iou_threshold]
-    return np.asarray(keep, dtype=np.intp)
-
-
-def _select(boxes: np.ndarray, scores: np.ndarray, classes: np.ndarray, params: DetectionParams) -> list[RawDetection]:
-    """The selection of the module docstring over candidate ``(box, score, class)`` triples."""
-    ok = scores >= params.score_threshold
-    boxes = np.clip(boxes[ok], 0.0, 1.0)
-    scores, classes = scores[ok], classes[ok]
-    ok = (boxes[:, 2] > boxes[:, 0]) & (boxes[:, 3] > boxes[:, 1])
-    boxes, scores, classes = boxes[ok], scores[ok], classes[ok]
-    if len(scores) > MAX_CANDIDATES:  # a model gone wrong: bound the NMS time
-        best = np.sort(np.argpartition(-scores, MAX_CANDIDATES - 1)[:MAX_CANDIDATES])  # sorted: ties keep their order
-        boxes, scores, classes = boxes[best], scores[best], classes[best]
-    # Per-class NMS in one pass: moving each class's boxes to its own square [2c, 2c + 1] keeps classes apart.
-    # Greedy NMS keeps the same boxes either way (a box is only ever suppressed by a better box of its class),
-    # and one pass in score order can stop at max_detections.
-    shifted = boxes.astype(np.float64) + 2.0 * classes.astype(np.float64)[:, None]
-    keep = nms(shifted, scores, params.iou_threshold, params.max_detections)
-    return [
-        RawDetection(int(classes[i]), float(scores[i]), tuple(float(v) for v in boxes[i]))  # type: ignore[arg-type]
-        for i in keep
-    ]
-
-
-def _select_dense(boxes: np.ndarray, scores: np.ndarray, params: DetectionParams) -> list[RawDetection]:
-    """:func:`_select` over ``N`` boxes x ``C`` class scores (every pair is a candidate)."""
-    rows, cols = np.nonzero(scores >= params.score_threshold)
-    return _select(boxes[rows], scores[rows, cols], cols, params)
 
 
 def _tensor(outputs: Mapping[str, np.ndarray], name: str, shape: tuple[int, ...]) -> np.ndarray:
@@ -307,7 +181,7 @@ class SsdAnchorDecoder:
         scores = activate(_tensor(outputs, self.output_names[1], (n, self.score_columns)), self.score_activation)
         if self.background_class:
             scores = scores[:, 1:]
-        return _select_dense(decode_boxes(enc, self.anchors, self.box_scales), scores, params)
+        return select_dense(decode_boxes(enc, self.anchors, self.box_scales), scores, params)
 
 
 class PostProcessDecoder:
@@ -363,7 +237,7 @@ class PostProcessDecoder:
         if not ok.all():
             log.debug("dropped %d boxes of unknown classes %s", int((~ok).sum()), sorted(set(ids[~ok].tolist())))
         boxes = yxyx[:count][:, [1, 0, 3, 2]]
-        return _select(boxes[ok], scores[:count][ok], ids[ok], params)
+        return select_detections(boxes[ok], scores[:count][ok], ids[ok], params)
 
 
 class YoloDecoder:
@@ -429,7 +303,7 @@ class YoloDecoder:
             scores = activate(rows[:, 4:], self.score_activation)
         cx, cy, w, h = (rows[:, :4] / self._scale).T
         boxes = np.stack([cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2], axis=1)
-        return _select_dense(boxes, scores, params)
+        return select_dense(boxes, scores, params)
 
 
 # --- the manifest factory ---------------------------------------------------------------------------------------

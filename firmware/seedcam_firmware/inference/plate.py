@@ -34,6 +34,8 @@ from collections.abc import Sequence
 import cv2
 import numpy as np
 
+from .boxes import box_iou
+
 __all__ = ["crop_plate", "find_plate_quad"]
 
 #: height in pixels of the working image the plate is searched in
@@ -106,14 +108,6 @@ def _quad_size(q: np.ndarray) -> tuple[float, float]:
     w = (np.linalg.norm(q[1] - q[0]) + np.linalg.norm(q[2] - q[3])) / 2.0
     h = (np.linalg.norm(q[3] - q[0]) + np.linalg.norm(q[2] - q[1])) / 2.0
     return float(w), float(h)
-
-
-def _iou(a: tuple[float, float, float, float], b: tuple[float, float, float, float]) -> float:
-    ix = max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
-    iy = max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
-    inter = ix * iy
-    union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
-    return inter / union if union > 0 else 0.0
 
 
 def _side_angles_ok(q: np.ndarray, max_side_tilt_deg: float = 0.0) -> bool:
@@ -199,7 +193,7 @@ def find_plate_quad(
             bb = (float(quad[:, 0].min()), float(quad[:, 1].min()), float(quad[:, 0].max()), float(quad[:, 1].max()))
             off_x = abs((bb[0] + bb[2]) - (prior[0] + prior[2])) / 2 / (prior[2] - prior[0])
             off_y = abs((bb[1] + bb[3]) - (prior[1] + prior[3])) / 2 / (prior[3] - prior[1])
-            score = _iou(bb, prior)
+            score = box_iou(bb, prior)
             if max(off_x, off_y) > _MAX_CENTRE_OFFSET or score < _MIN_IOU:
                 continue
             if best is None or score > best[0]:
