@@ -1,25 +1,22 @@
-"""Your-own-data folder formats: YOLO, COCO, OCR and lane readers/writers and their validation."""
+"""Your-own-data folder readers: YOLO, COCO, OCR and lane formats and their validation."""
 
 from __future__ import annotations
 
 import json
 import os
 import struct
-from dataclasses import dataclass
 from pathlib import Path
-from types import SimpleNamespace
 
 import cv2
 import numpy as np
 import pytest
+from datasets_fixtures import CAMERA, NAMES, H, Truth, W, assert_same_objects, det_items, img, raises, save
 
 from seedcam.errors import SensorError
 from seedcam_tools.datasets import (
-    CameraInfo,
     CameraMismatch,
     DatasetFormatError,
     LabelledBox,
-    check_camera,
     load_image,
     read_detection_folder,
     read_lane_folder,
@@ -30,60 +27,15 @@ from seedcam_tools.datasets import (
     write_yolo_folder,
 )
 
-W, H = 64, 48
-NAMES = ("car", "sign", "plate")
-CAMERA = CameraInfo(width=W, height=H, hfov_deg=95.0, pitch_deg=15.0, height_m=0.12)
-
-
-def _img(seed: int = 0, w: int = W, h: int = H) -> np.ndarray:
-    return np.random.default_rng(seed).integers(0, 256, size=(h, w, 3), dtype=np.uint8)
-
-
-def _save(path: Path, image: np.ndarray | None = None) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    ok, buf = cv2.imencode(path.suffix, _img() if image is None else image)
-    assert ok
-    path.write_bytes(buf.tobytes())
-    return path
-
-
-def _det_items() -> list[tuple[str, np.ndarray, list[LabelledBox]]]:
-    return [
-        (
-            "f0",
-            _img(0),
-            [LabelledBox("car", (1.5, 2.25, 30.125, 40.0)), LabelledBox("plate", (40, 10, 63.5, 20), True)],
-        ),
-        ("f1", _img(1), []),
-        ("f2", _img(2), [LabelledBox("sign", (0.0, 0.0, 64.0, 48.0))]),
-    ]
-
-
-def _assert_same_objects(folder, items) -> None:
-    assert [i.image.stem for i in folder.items] == [stem for stem, _, _ in items]
-    for got, (_, image, boxes) in zip(folder.items, items, strict=True):
-        assert (got.width, got.height) == (image.shape[1], image.shape[0])
-        assert [(o.label, o.difficult) for o in got.objects] == [(b.label, b.difficult) for b in boxes]
-        for o, b in zip(got.objects, boxes, strict=True):
-            assert o.box == pytest.approx(b.box, rel=1e-6, abs=1e-9)
-        assert np.array_equal(load_image(got.image), image)  # PNG is lossless
-
-
-def _raises(match: str, fn, *args, **kwargs) -> str:
-    with pytest.raises(DatasetFormatError, match=match) as info:
-        fn(*args, **kwargs)
-    return str(info.value)
-
-
 # ---------------------------------------------------------------- round trips
 
 
 def test_yolo_round_trip(tmp_path: Path) -> None:
-    items = _det_items()
+    items = det_items()
     root = write_yolo_folder(tmp_path / "new" / "yolo", NAMES, items)
     folder = read_detection_folder(root)
     assert folder.format == "yolo" and folder.names == NAMES
-    _assert_same_objects(folder, items)
+    assert_same_objects(folder, items)
     assert (root / "labels" / "f1.txt").read_text() == ""
     lines = (root / "labels" / "f0.txt").read_text().splitlines()
     assert [len(line.split()) for line in lines] == [5, 6] and lines[1].split()[0] == "2" and lines[1].endswith(" 1")
@@ -91,7 +43,7 @@ def test_yolo_round_trip(tmp_path: Path) -> None:
 
 
 def test_coco_round_trip_and_iscrowd(tmp_path: Path) -> None:
-    items = _det_items()
+    items = det_items()
     json_path = write_coco_file(tmp_path / "coco", NAMES, items)
     assert json_path == tmp_path / "coco" / "annotations.json"
     doc = json.loads(json_path.read_text())
@@ -99,11 +51,11 @@ def test_coco_round_trip_and_iscrowd(tmp_path: Path) -> None:
     assert sorted(a["iscrowd"] for a in doc["annotations"]) == [0, 0, 1]
     for folder in (read_detection_folder(tmp_path / "coco"), read_detection_folder(json_path)):
         assert folder.format == "coco" and folder.names == NAMES
-        _assert_same_objects(folder, items)
+        assert_same_objects(folder, items)
 
 
 def test_coco_written_elsewhere_by_hand(tmp_path: Path) -> None:
-    _save(tmp_path / "a.jpg")
+    save(tmp_path / "a.jpg")
     doc = {
         "images": [{"id": 5, "file_name": "a.jpg", "width": W, "height": H, "license": 1}],
         "annotations": [
@@ -126,8 +78,8 @@ def test_coco_written_elsewhere_by_hand(tmp_path: Path) -> None:
 
 def test_ocr_round_trip_several_plates_per_image(tmp_path: Path) -> None:
     items = [
-        ("p0", _img(0), [((1.0, 2.0, 30.5, 12.0), "AGV-042"), ((33, 20, 63, 30), "B 12")]),
-        ("p1", _img(1), [((0.0, 0.0, 64.0, 48.0), "Z~9")]),
+        ("p0", img(0), [((1.0, 2.0, 30.5, 12.0), "AGV-042"), ((33, 20, 63, 30), "B 12")]),
+        ("p1", img(1), [((0.0, 0.0, 64.0, 48.0), "Z~9")]),
     ]
     root = write_ocr_folder(tmp_path / "ocr", items)
     got = read_ocr_folder(root)
@@ -137,17 +89,9 @@ def test_ocr_round_trip_several_plates_per_image(tmp_path: Path) -> None:
     assert np.array_equal(load_image(got[2].image), items[1][1])
 
 
-@dataclass
-class Truth:
-    offset_m: float
-    heading_rad: float
-    curvature_per_m: float
-    status: str
-
-
 def test_lane_round_trip(tmp_path: Path) -> None:
     truths = [Truth(0.031, -0.12, 0.5, "ok"), Truth(np.float64(-0.2), 0.0, -1.25, "one_line"), Truth(0, 0, 0, "lost")]
-    root = write_lane_folder(tmp_path / "lane", CAMERA, [(f"l{i}", _img(i), t) for i, t in enumerate(truths)])
+    root = write_lane_folder(tmp_path / "lane", CAMERA, [(f"l{i}", img(i), t) for i, t in enumerate(truths)])
     folder = read_lane_folder(root)
     assert folder.camera == CAMERA
     assert json.loads((root / "camera.json").read_text()) == CAMERA.to_dict()
@@ -164,9 +108,9 @@ def test_lane_round_trip(tmp_path: Path) -> None:
 
 def test_yolo_dict_names_blank_lines_and_missing_label(tmp_path: Path) -> None:
     (tmp_path / "data.yaml").write_text("names:\n  0: car\n  1: sign\nnc: 2\n")
-    _save(tmp_path / "images" / "b.jpg")
-    _save(tmp_path / "images" / "a.bmp")
-    _save(tmp_path / "images" / "c.png")
+    save(tmp_path / "images" / "b.jpg")
+    save(tmp_path / "images" / "a.bmp")
+    save(tmp_path / "images" / "c.png")
     (tmp_path / "labels").mkdir()
     (tmp_path / "labels" / "a.txt").write_text("\n1 0.5 0.5 0.5 0.25\n\n0 0.25 0.5 0.1 0.2 0\n   \n")
     (tmp_path / "labels" / "c.txt").write_text("")
@@ -186,7 +130,7 @@ def _ultralytics_folder(root: Path, yaml_text: str) -> None:
     (root / "data.yaml").write_text(yaml_text)
     for split, stems in (("train", ["t0", "t1"]), ("val", ["v0"])):
         for stem in stems:
-            _save(root / "images" / split / f"{stem}.jpg")
+            save(root / "images" / split / f"{stem}.jpg")
             (root / "labels" / split).mkdir(parents=True, exist_ok=True)
             (root / "labels" / split / f"{stem}.txt").write_text("1 0.5 0.5 0.25 0.5\n")
 
@@ -201,9 +145,9 @@ def test_yolo_handwritten_ultralytics_split_layout(tmp_path: Path, path_line: st
     assert val.items[0].objects[0] == LabelledBox("car", (24.0, 12.0, 40.0, 36.0))
     train = read_detection_folder(root, split="train")
     assert [i.image.name for i in train.items] == ["t0.jpg", "t1.jpg"]
-    msg = _raises("no 'test' split", read_detection_folder, root, split="test")
+    msg = raises("no 'test' split", read_detection_folder, root, split="test")
     assert "data.yaml" in msg and "train" in msg
-    _raises("split must be one of train, val, test", read_detection_folder, root, split="names")
+    raises("split must be one of train, val, test", read_detection_folder, root, split="names")
 
 
 def test_yolo_split_lists_and_image_list_files(tmp_path: Path) -> None:
@@ -218,13 +162,13 @@ def test_yolo_split_lists_and_image_list_files(tmp_path: Path) -> None:
     (tmp_path / "data.yaml").write_text("test: test.txt\nval: images/train\nnames: [person, car]\n")
     assert [i.image.name for i in read_detection_folder(tmp_path).items] == ["t0.jpg", "t1.jpg"]  # val before test
     (tmp_path / "test.txt").write_text("images/val/v0.jpg\nimages/val/gone.jpg\n")
-    assert "test.txt:2" in _raises("not found", read_detection_folder, tmp_path, split="test")
+    assert "test.txt:2" in raises("not found", read_detection_folder, tmp_path, split="test")
 
 
 def test_yolo_plain_layout_when_no_val_or_test(tmp_path: Path) -> None:
     (tmp_path / "data.yaml").write_text("train: images/train\nnames: [a]\n")
-    _save(tmp_path / "images" / "x.png")
-    _save(tmp_path / "images" / "train" / "y.png")
+    save(tmp_path / "images" / "x.png")
+    save(tmp_path / "images" / "train" / "y.png")
     assert [i.image.name for i in read_detection_folder(tmp_path).items] == ["x.png"]
 
 
@@ -233,7 +177,7 @@ def test_yolo_plain_layout_when_no_val_or_test(tmp_path: Path) -> None:
 
 def _yolo(tmp_path: Path, label: str, yaml_text: str = "names: [car, sign]\n") -> Path:
     (tmp_path / "data.yaml").write_text(yaml_text)
-    _save(tmp_path / "images" / "a.png")
+    save(tmp_path / "images" / "a.png")
     (tmp_path / "labels").mkdir(exist_ok=True)
     (tmp_path / "labels" / "a.txt").write_text(label)
     return tmp_path
@@ -257,7 +201,7 @@ def _yolo(tmp_path: Path, label: str, yaml_text: str = "names: [car, sign]\n") -
     ],
 )
 def test_yolo_label_errors_name_file_and_line(tmp_path: Path, label: str, match: str) -> None:
-    msg = _raises(match, read_detection_folder, _yolo(tmp_path, label))
+    msg = raises(match, read_detection_folder, _yolo(tmp_path, label))
     assert f"{tmp_path / 'labels' / 'a.txt'}:2:" in msg
 
 
@@ -281,31 +225,31 @@ def test_yolo_box_within_one_pixel_slack_is_accepted(tmp_path: Path) -> None:
     ],
 )
 def test_yolo_data_yaml_errors(tmp_path: Path, yaml_text: str, match: str) -> None:
-    assert "data.yaml" in _raises(match, read_detection_folder, _yolo(tmp_path, "", yaml_text))
+    assert "data.yaml" in raises(match, read_detection_folder, _yolo(tmp_path, "", yaml_text))
 
 
 def test_yolo_folder_errors(tmp_path: Path) -> None:
     (tmp_path / "data.yaml").write_text("names: [a]\n")
-    _raises("no images/ folder", read_detection_folder, tmp_path)
-    _save(tmp_path / "images" / "a.png")
-    _save(tmp_path / "images" / "a.jpg")
-    assert "a.txt" in _raises("shares its label file", read_detection_folder, tmp_path)
+    raises("no images/ folder", read_detection_folder, tmp_path)
+    save(tmp_path / "images" / "a.png")
+    save(tmp_path / "images" / "a.jpg")
+    assert "a.txt" in raises("shares its label file", read_detection_folder, tmp_path)
     (tmp_path / "images" / "a.jpg").unlink()
     (tmp_path / "images" / "b.png").write_bytes(b"not an image at all")
-    assert "b.png" in _raises("not a readable image", read_detection_folder, tmp_path)
+    assert "b.png" in raises("not a readable image", read_detection_folder, tmp_path)
 
 
 def test_neither_kind_and_split_for_coco(tmp_path: Path) -> None:
-    assert "data.yaml" in _raises("not a detection dataset", read_detection_folder, tmp_path)
-    _raises("not found", read_detection_folder, tmp_path / "missing")
+    assert "data.yaml" in raises("not a detection dataset", read_detection_folder, tmp_path)
+    raises("not found", read_detection_folder, tmp_path / "missing")
     write_lane_folder(tmp_path / "lane", CAMERA, [])
-    _raises("not a detection dataset", read_detection_folder, tmp_path / "lane")
+    raises("not a detection dataset", read_detection_folder, tmp_path / "lane")
     write_coco_file(tmp_path / "coco", NAMES, [])
-    _raises("YOLO folders only", read_detection_folder, tmp_path / "coco", split="val")
+    raises("YOLO folders only", read_detection_folder, tmp_path / "coco", split="val")
 
 
 def _coco(tmp_path: Path, **changes) -> Path:
-    _save(tmp_path / "images" / "a.png")
+    save(tmp_path / "images" / "a.png")
     doc = {
         "images": [{"id": 1, "file_name": "a.png", "width": W, "height": H}],
         "annotations": [{"id": 1, "image_id": 1, "category_id": 1, "bbox": [1, 1, 10, 10], "iscrowd": 0}],
@@ -336,19 +280,19 @@ def _coco(tmp_path: Path, **changes) -> Path:
     ],
 )
 def test_coco_errors_name_file_and_entry(tmp_path: Path, changes: dict, match: str, entry: str) -> None:
-    msg = _raises(match, read_detection_folder, _coco(tmp_path, **changes))
+    msg = raises(match, read_detection_folder, _coco(tmp_path, **changes))
     assert f"{tmp_path / 'annotations.json'}: {entry}" in msg
 
 
 def test_coco_malformed_json_names_line(tmp_path: Path) -> None:
     (tmp_path / "annotations.json").write_text('{\n "images": [],\n "annotations": [,]\n}')
-    assert f"{tmp_path / 'annotations.json'}:3:" in _raises("malformed JSON", read_detection_folder, tmp_path)
+    assert f"{tmp_path / 'annotations.json'}:3:" in raises("malformed JSON", read_detection_folder, tmp_path)
     (tmp_path / "annotations.json").write_text('{"images": []}')
-    _raises("'categories' must be a list", read_detection_folder, tmp_path)
+    raises("'categories' must be a list", read_detection_folder, tmp_path)
 
 
 def _ocr(tmp_path: Path, *lines: str) -> Path:
-    _save(tmp_path / "images" / "a.png")
+    save(tmp_path / "images" / "a.png")
     (tmp_path / "ocr.jsonl").write_text("\n".join(lines) + "\n")
     return tmp_path
 
@@ -377,62 +321,62 @@ GOOD_OCR = '{"image": "images/a.png", "box": [1, 2, 30, 12], "text": "ABC-123", 
     ],
 )
 def test_ocr_errors_name_file_and_line(tmp_path: Path, line: str, match: str) -> None:
-    msg = _raises(match, read_ocr_folder, _ocr(tmp_path, GOOD_OCR, "", line))
+    msg = raises(match, read_ocr_folder, _ocr(tmp_path, GOOD_OCR, "", line))
     assert f"{tmp_path / 'ocr.jsonl'}:3:" in msg
 
 
 def test_ocr_missing_index(tmp_path: Path) -> None:
-    assert "ocr.jsonl" in _raises("not found", read_ocr_folder, tmp_path)
+    assert "ocr.jsonl" in raises("not found", read_ocr_folder, tmp_path)
 
 
 def test_path_escapes_are_refused(tmp_path: Path) -> None:
-    outside = _save(tmp_path / "secret" / "s.png")
+    outside = save(tmp_path / "secret" / "s.png")
     root = tmp_path / "data"
     _ocr(root, '{"image": "../secret/s.png", "box": [1, 2, 3, 4], "text": "A"}')
-    _raises("refused", read_ocr_folder, root)
+    raises("refused", read_ocr_folder, root)
     (root / "ocr.jsonl").write_text(json.dumps({"image": str(outside), "box": [1, 2, 3, 4], "text": "A"}))
-    _raises("absolute path .* refused", read_ocr_folder, root)
+    raises("absolute path .* refused", read_ocr_folder, root)
     os.symlink(outside, root / "images" / "link.png")
     (root / "ocr.jsonl").write_text('{"image": "images/link.png", "box": [1, 2, 3, 4], "text": "A"}')
-    _raises("outside the dataset folder", read_ocr_folder, root)
+    raises("outside the dataset folder", read_ocr_folder, root)
     # YOLO: data.yaml splits, image lists and linked files
     yolo = tmp_path / "yolo"
     _ultralytics_folder(yolo, "val: ../secret\nnames: [a, b]\n")
-    _raises("outside the dataset folder", read_detection_folder, yolo)
+    raises("outside the dataset folder", read_detection_folder, yolo)
     (yolo / "data.yaml").write_text("path: ..\nval: secret\nnames: [a, b]\n")
-    _raises("outside the dataset folder", read_detection_folder, yolo)
+    raises("outside the dataset folder", read_detection_folder, yolo)
     (yolo / "data.yaml").write_text("val: list.txt\nnames: [a, b]\n")
     (yolo / "list.txt").write_text(f"images/val/v0.jpg\n{outside}\n")
-    assert "list.txt:2" in _raises("outside the dataset folder", read_detection_folder, yolo)
+    assert "list.txt:2" in raises("outside the dataset folder", read_detection_folder, yolo)
     (yolo / "data.yaml").write_text("val: images/val\nnames: [a, b]\n")
     (tmp_path / "secret" / "s.txt").write_text("0 0.5 0.5 0.1 0.1\n")
     (yolo / "labels" / "val" / "v0.txt").unlink()
     os.symlink(tmp_path / "secret" / "s.txt", yolo / "labels" / "val" / "v0.txt")
-    assert "v0.txt" in _raises("outside the dataset folder", read_detection_folder, yolo)
+    assert "v0.txt" in raises("outside the dataset folder", read_detection_folder, yolo)
     (yolo / "labels" / "val" / "v0.txt").unlink()
     os.symlink(outside, yolo / "images" / "val" / "x.png")
-    _raises("outside the dataset folder", read_detection_folder, yolo)
+    raises("outside the dataset folder", read_detection_folder, yolo)
     # COCO: a linked image
     coco = _coco(tmp_path / "coco", images__file_name="l.png")
     os.symlink(outside, coco / "l.png")
-    _raises("outside the dataset folder", read_detection_folder, coco)
+    raises("outside the dataset folder", read_detection_folder, coco)
     # index files linked to files outside the folder
     for name, reader in (("ocr.jsonl", read_ocr_folder), ("annotations.json", read_detection_folder)):
         linked = tmp_path / f"linked_{name}"
         linked.mkdir()
         os.symlink(outside, linked / name)
-        _raises("outside the dataset folder", reader, linked)
+        raises("outside the dataset folder", reader, linked)
     os.symlink(outside, tmp_path / "linked_ocr.jsonl" / "data.yaml")
-    _raises("outside the dataset folder", read_detection_folder, tmp_path / "linked_ocr.jsonl")
+    raises("outside the dataset folder", read_detection_folder, tmp_path / "linked_ocr.jsonl")
     write_lane_folder(tmp_path / "lane", CAMERA, [])
     (tmp_path / "lane" / "camera.json").unlink()
     os.symlink(outside, tmp_path / "lane" / "camera.json")
-    _raises("outside the dataset folder", read_lane_folder, tmp_path / "lane")
+    raises("outside the dataset folder", read_lane_folder, tmp_path / "lane")
 
 
 def _lane(tmp_path: Path, line: str, camera: dict | None = None) -> Path:
-    _save(tmp_path / "images" / "a.png")
-    _save(tmp_path / "images" / "b.png")
+    save(tmp_path / "images" / "a.png")
+    save(tmp_path / "images" / "b.png")
     good = '{"image": "images/a.png", "offset_m": 0.1, "heading_rad": 0.0, "curvature_per_m": 0, "status": "ok"}'
     (tmp_path / "lane.jsonl").write_text(good + "\n" + line + "\n")
     (tmp_path / "camera.json").write_text(json.dumps(CAMERA.to_dict() if camera is None else camera))
@@ -457,7 +401,7 @@ LANE_B = '{"image": "images/b.png", "offset_m": 0.1, "heading_rad": 0.2, "curvat
     ],
 )
 def test_lane_errors_name_file_and_line(tmp_path: Path, line: str, match: str) -> None:
-    msg = _raises(match, read_lane_folder, _lane(tmp_path, line))
+    msg = raises(match, read_lane_folder, _lane(tmp_path, line))
     assert f"{tmp_path / 'lane.jsonl'}:2:" in msg
 
 
@@ -465,22 +409,22 @@ def test_lane_camera_and_image_size_errors(tmp_path: Path) -> None:
     ok_line = LANE_B + ', "status": "lost", "note": "extra keys are ignored"}'
     assert len(read_lane_folder(_lane(tmp_path, ok_line)).items) == 2
     bad = {**CAMERA.to_dict(), "width": 320}
-    msg = _raises("is 64x48 but camera.json says 320x48", read_lane_folder, _lane(tmp_path, ok_line, bad))
+    msg = raises("is 64x48 but camera.json says 320x48", read_lane_folder, _lane(tmp_path, ok_line, bad))
     assert "lane.jsonl:1:" in msg
     cam = {k: v for k, v in CAMERA.to_dict().items() if k != "pitch_deg"}
-    assert "camera.json" in _raises("missing key 'pitch_deg'", read_lane_folder, _lane(tmp_path, ok_line, cam))
+    assert "camera.json" in raises("missing key 'pitch_deg'", read_lane_folder, _lane(tmp_path, ok_line, cam))
     cam = {**CAMERA.to_dict(), "width": 64.5}
-    _raises("width must be an integer", read_lane_folder, _lane(tmp_path, ok_line, cam))
+    raises("width must be an integer", read_lane_folder, _lane(tmp_path, ok_line, cam))
     (tmp_path / "camera.json").unlink()
-    assert "camera.json" in _raises("not found", read_lane_folder, tmp_path)
+    assert "camera.json" in raises("not found", read_lane_folder, tmp_path)
 
 
 def test_load_image_and_exif_oriented_jpeg(tmp_path: Path) -> None:
-    _raises("not found", load_image, tmp_path / "none.png")
+    raises("not found", load_image, tmp_path / "none.png")
     (tmp_path / "junk.png").write_bytes(b"\x89PNG junk")
-    _raises("not a readable image", load_image, tmp_path / "junk.png")
+    raises("not a readable image", load_image, tmp_path / "junk.png")
     # a JPEG whose EXIF orientation (6) rotates it: the reader's size must match load_image's pixels
-    jpeg = cv2.imencode(".jpg", _img(0))[1].tobytes()
+    jpeg = cv2.imencode(".jpg", img(0))[1].tobytes()
     ifd = struct.pack("<HHHIHHI", 1, 0x0112, 3, 1, 6, 0, 0)
     exif = b"Exif\x00\x00II*\x00" + struct.pack("<I", 8) + ifd
     (tmp_path / "images").mkdir()
@@ -495,155 +439,3 @@ def test_load_image_and_exif_oriented_jpeg(tmp_path: Path) -> None:
 def test_errors_are_sensor_and_value_errors() -> None:
     assert issubclass(DatasetFormatError, SensorError) and issubclass(DatasetFormatError, ValueError)
     assert issubclass(CameraMismatch, DatasetFormatError)
-
-
-# ---------------------------------------------------------------- writers
-
-
-def test_writers_refuse_foreign_non_empty_folders(tmp_path: Path) -> None:
-    (tmp_path / "notes.txt").write_text("mine")
-    for write in (
-        lambda: write_yolo_folder(tmp_path, NAMES, []),
-        lambda: write_coco_file(tmp_path, NAMES, []),
-        lambda: write_ocr_folder(tmp_path, []),
-        lambda: write_lane_folder(tmp_path, CAMERA, []),
-    ):
-        _raises("not empty and is not a", write)
-    coco = write_coco_file(tmp_path / "coco", NAMES, _det_items()).parent
-    _raises("not a YOLO dataset", write_yolo_folder, coco, NAMES, [])
-    _raises("exists and is not a folder", write_ocr_folder, tmp_path / "notes.txt", [])
-    assert (tmp_path / "notes.txt").read_text() == "mine"
-
-
-def test_yolo_writer_adds_and_replaces_in_its_own_folder(tmp_path: Path) -> None:
-    root = write_yolo_folder(tmp_path, NAMES, _det_items()[:2])
-    _save(root / "images" / "f2.jpg")  # an older f2 in another format is replaced
-    write_yolo_folder(root, NAMES, [("f0", _img(9), []), _det_items()[2]])
-    folder = read_detection_folder(root)
-    assert [(i.image.name, len(i.objects)) for i in folder.items] == [("f0.png", 0), ("f1.png", 0), ("f2.png", 1)]
-    assert np.array_equal(load_image(folder.items[0].image), _img(9))
-    _raises("has names", write_yolo_folder, root, ("car", "sign"), [])
-
-
-def test_coco_ocr_lane_writers_merge_and_replace(tmp_path: Path) -> None:
-    items = _det_items()
-    write_coco_file(tmp_path / "c", NAMES, items[:2])
-    write_coco_file(tmp_path / "c" / "annotations.json", NAMES, [("f0", _img(5), []), items[2]])
-    folder = read_detection_folder(tmp_path / "c")
-    assert sorted((i.image.name, len(i.objects)) for i in folder.items) == [("f0.png", 0), ("f1.png", 0), ("f2.png", 1)]
-    _raises("has categories", write_coco_file, tmp_path / "c", ("car",), [])
-
-    write_ocr_folder(tmp_path / "o", [("a", _img(), [((1, 1, 9, 9), "OLD")]), ("b", _img(), [((1, 1, 9, 9), "B")])])
-    write_ocr_folder(tmp_path / "o", [("a", _img(), [((1, 1, 9, 9), "NEW1"), ((10, 1, 19, 9), "NEW2")])])
-    assert [(i.image.name, i.text) for i in read_ocr_folder(tmp_path / "o")] == [
-        ("b.png", "B"),
-        ("a.png", "NEW1"),
-        ("a.png", "NEW2"),
-    ]
-
-    write_lane_folder(tmp_path / "l", CAMERA, [("a", _img(), Truth(0.1, 0, 0, "ok"))])
-    write_lane_folder(
-        tmp_path / "l", CAMERA, [("a", _img(), Truth(0.2, 0, 0, "lost")), ("b", _img(), Truth(0, 0, 0, "ok"))]
-    )
-    assert [(i.image.name, i.offset_m, i.status) for i in read_lane_folder(tmp_path / "l").items] == [
-        ("a.png", 0.2, "lost"),
-        ("b.png", 0.0, "ok"),
-    ]
-    other = CameraInfo(W, H, 90.0, 15.0, 0.12)
-    _raises("refusing to mix", write_lane_folder, tmp_path / "l", other, [])
-
-
-def test_failed_write_keeps_the_index(tmp_path: Path) -> None:
-    root = write_ocr_folder(tmp_path, [("a", _img(), [((1, 1, 9, 9), "A")])])
-    before = (root / "ocr.jsonl").read_text()
-
-    def items():
-        yield "b", _img(), [((1, 1, 9, 9), "B")]
-        raise RuntimeError("renderer crashed")
-
-    with pytest.raises(RuntimeError):
-        write_ocr_folder(root, items())
-    assert (root / "ocr.jsonl").read_text() == before
-    assert [i.text for i in read_ocr_folder(root)] == ["A"]
-    assert not [p for p in root.rglob("*") if p.name.endswith(".tmp")]
-
-
-@pytest.mark.parametrize(
-    ("item", "match"),
-    [
-        (("../x", _img(), []), "must be a file name"),
-        (("a/b", _img(), []), "must be a file name"),
-        (("a", _img().astype(np.float32), []), "uint8"),
-        (("a", _img()[:, :, :2], []), "uint8"),
-        (("a", _img(), [LabelledBox("bus", (1, 1, 5, 5))]), "label 'bus' is not one of"),
-        (("a", _img(), [LabelledBox("car", (1, 1, 70, 5))]), "outside the 64x48 image"),
-        (("a", _img(), [LabelledBox("car", (5, 1, 5, 5))]), "empty or inverted"),
-        (("a", _img(), [LabelledBox("car", (1, 1, float("nan"), 5))]), "finite"),
-        (("a", _img(), [(1, 1, 5, 5)]), "expected a LabelledBox"),
-    ],
-)
-@pytest.mark.parametrize("writer", [write_yolo_folder, write_coco_file])
-def test_detection_writers_validate_items(tmp_path: Path, writer, item: tuple, match: str) -> None:
-    assert "item " in _raises(match, writer, tmp_path, NAMES, [item])
-
-
-def test_other_writers_validate_items(tmp_path: Path) -> None:
-    _raises("given twice", write_ocr_folder, tmp_path / "o1", [("a", _img(), []), ("a", _img(), [])])
-    _raises("not printable ASCII", write_ocr_folder, tmp_path / "o2", [("a", _img(), [((1, 1, 5, 5), "Ä")])])
-    _raises("outside the 64x48", write_ocr_folder, tmp_path / "o3", [("a", _img(), [((1, 1, 5, 50), "A")])])
-    _raises(
-        "image is 32x48, camera is 64x48",
-        write_lane_folder,
-        tmp_path / "l1",
-        CAMERA,
-        [("a", _img(w=32), Truth(0, 0, 0, "ok"))],
-    )
-    _raises("status 'gone'", write_lane_folder, tmp_path / "l2", CAMERA, [("a", _img(), Truth(0, 0, 0, "gone"))])
-    _raises(
-        "offset_m is not finite", write_lane_folder, tmp_path / "l3", CAMERA, [("a", _img(), Truth(np.nan, 0, 0, "ok"))]
-    )
-    _raises(
-        "no attribute 'status'",
-        write_lane_folder,
-        tmp_path / "l4",
-        CAMERA,
-        [("a", _img(), SimpleNamespace(offset_m=0.0, heading_rad=0.0, curvature_per_m=0.0))],
-    )
-    _raises("hfov_deg must be in", write_lane_folder, tmp_path / "l5", CameraInfo(W, H, 0.0, 15.0, 0.12), [])
-
-
-# ---------------------------------------------------------------- camera check
-
-
-def test_check_camera_passes_within_tolerance() -> None:
-    check_camera(CAMERA, CAMERA.to_dict(), source="bundle lane.bundle")
-    near = {"width": 64, "height": 48, "hfov_deg": 95.5, "pitch_deg": 14.6, "height_m": 0.125, "extra": "ok"}
-    check_camera(CAMERA, near, source="bundle lane.bundle")
-
-
-@pytest.mark.parametrize(
-    ("change", "key", "shown"),
-    [
-        ({"width": 320}, "width", "width: folder 64, bundle 320"),
-        ({"height": 48.5}, "height", "height: folder 48, bundle 48.5"),
-        ({"pitch_deg": 15.6}, "pitch_deg", "pitch_deg: folder 15.0, bundle 15.6"),
-        ({"hfov_deg": 94.4}, "hfov_deg", "hfov_deg: folder 95.0, bundle 94.4"),
-        ({"height_m": 0.126}, "height_m", "height_m: folder 0.12, bundle 0.126"),
-        ({"height_m": None}, "height_m", "height_m: folder 0.12, bundle missing"),
-        ({"width": "64"}, "width", "width: folder 64, bundle '64'"),
-    ],
-)
-def test_check_camera_fails_naming_the_key(change: dict, key: str, shown: str) -> None:
-    bundle = {k: v for k, v in {**CAMERA.to_dict(), **change}.items() if v is not None}
-    with pytest.raises(CameraMismatch) as info:
-        check_camera(CAMERA, bundle, source="models/lane.bundle/manifest.json")
-    msg = str(info.value)
-    assert msg.startswith("models/lane.bundle/manifest.json:") and shown in msg
-    assert [d[0] for d in info.value.differences] == [key]
-
-
-def test_check_camera_lists_every_differing_key() -> None:
-    with pytest.raises(CameraMismatch) as info:
-        check_camera(CAMERA, {"width": 640, "height": 480, "hfov_deg": 95.0, "pitch_deg": 15.0}, source="b")
-    assert [d[0] for d in info.value.differences] == ["width", "height", "height_m"]
-    assert "bundle 640" in str(info.value) and "bundle 480" in str(info.value)
