@@ -70,17 +70,11 @@ class ImageFolderCamera(PacedPlayback):
         if not self._folder.is_dir():
             raise CameraError(f"image folder {self._folder} does not exist")
         self._files = sorted(
-            (
-                p
-                for p in self._folder.iterdir()
-                if p.suffix.lower() in IMAGE_SUFFIXES and p.is_file()
-            ),
+            (p for p in self._folder.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES and p.is_file()),
             key=_natural_key,
         )
         if not self._files:
-            raise CameraError(
-                f"no images (.jpg, .jpeg, .png, .bmp) in folder {self._folder}"
-            )
+            raise CameraError(f"no images (.jpg, .jpeg, .png, .bmp) in folder {self._folder}")
         self._pacer = Pacer(fps)
         self._loop = loop
         self._rotation = rotation
@@ -93,8 +87,8 @@ class ImageFolderCamera(PacedPlayback):
 
     def _next_image(self) -> np.ndarray:
         if self._pending is not None:
-            image, self._pending = self._pending, None
-            return image
+            pending, self._pending = self._pending, None
+            return pending
         while True:
             if not self._files:
                 raise CameraError(f"no readable images in folder {self._folder}")

@@ -90,8 +90,8 @@ class VideoFileCamera(PacedPlayback):
 
     def _next_image(self) -> np.ndarray:
         if self._pending is not None:
-            image, self._pending = self._pending, None
-            return image
+            pending, self._pending = self._pending, None
+            return pending
         image = self._decode()
         if image is not None:
             return image

@@ -158,7 +158,7 @@ class SsdAnchorDecoder:
         self.box_scales = scales
         self.score_activation = score_activation
         self.background_class = bool(background_class)
-        self.output_names = (boxes_name, scores_name)
+        self.output_names: tuple[str, ...] = (boxes_name, scores_name)
 
     @property
     def num_anchors(self) -> int:
@@ -280,7 +280,7 @@ class YoloDecoder:
         self.layout = f"yolov{version}"
         self.version = version
         self.num_boxes = int(num_boxes)
-        self.output_names = (output_name,)
+        self.output_names: tuple[str, ...] = (output_name,)
         self.coords = coords
         self.score_activation = score_activation
         self._scale = (

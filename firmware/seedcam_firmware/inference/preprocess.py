@@ -7,6 +7,7 @@ model manifest), so a model always sees exactly the pixels it was trained on.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
 import cv2
 import numpy as np
@@ -87,7 +88,14 @@ def normalise(pixels: np.ndarray, spec: InputSpec) -> np.ndarray:
     return ((pixels.astype(np.float32) - np.float32(spec.mean)) / np.float32(spec.std)).astype(np.float32)
 
 
-def preprocess(image_bgr: np.ndarray, spec: InputSpec | object) -> np.ndarray:
+class HasInput(Protocol):
+    """Anything holding an :class:`InputSpec` as ``input`` (e.g. a model manifest)."""
+
+    @property
+    def input(self) -> InputSpec: ...
+
+
+def preprocess(image_bgr: np.ndarray, spec: InputSpec | HasInput) -> np.ndarray:
     """A camera frame to a ``(1, height, width, 3)`` float32 model input.
 
     Args:

@@ -192,15 +192,18 @@ def _calibration(raw: Any, what: str) -> ConfidenceCalibration | None:
         raise BundleError(
             f"{what}: decoder confidence_calibration must be {{'method': 'platt_log', 'a', 'b'}}, got {raw!r}"
         )
-    a, b = raw.get("a"), raw.get("b")
-    for key, v in (("a", a), ("b", b)):
-        if isinstance(v, bool) or not isinstance(v, int | float) or not -1e3 < v < 1e3:
-            raise BundleError(f"{what}: decoder confidence_calibration.{key} must be a finite number, got {v!r}")
+    a, b = (_calibration_number(raw.get(key), key, what) for key in ("a", "b"))
     if a <= 0:
         raise BundleError(
             f"{what}: decoder confidence_calibration.a must be > 0 (confidence must rise with raw), got {a}"
         )
-    return ConfidenceCalibration(float(a), float(b))
+    return ConfidenceCalibration(a, b)
+
+
+def _calibration_number(v: Any, key: str, what: str) -> float:
+    if isinstance(v, bool) or not isinstance(v, int | float) or not -1e3 < v < 1e3:
+        raise BundleError(f"{what}: decoder confidence_calibration.{key} must be a finite number, got {v!r}")
+    return float(v)
 
 
 def classifier_layout(manifest: ModelManifest) -> ClassifierLayout:

@@ -9,21 +9,24 @@ heading ``psi`` (yawed left positive) sits at ``(0, o)`` in the lane frame.
 from __future__ import annotations
 
 import math
+from typing import TypeVar
 
 import numpy as np
 
 __all__ = ["car_to_lane", "centerline_point", "lane_to_car", "lateral_and_arc"]
 
 _KAPPA_EPS = 1e-6
+#: coordinates: one point (float) or many (an array), the same kind in and out
+Coords = TypeVar("Coords", np.ndarray, float)
 
 
-def car_to_lane(x: np.ndarray, y: np.ndarray, offset_m: float, heading_rad: float) -> tuple[np.ndarray, np.ndarray]:
+def car_to_lane(x: Coords, y: Coords, offset_m: float, heading_rad: float) -> tuple[Coords, Coords]:
     """Transform car-frame floor points to the lane frame."""
     c, s = math.cos(heading_rad), math.sin(heading_rad)
     return c * x - s * y, offset_m + s * x + c * y
 
 
-def lane_to_car(xl: np.ndarray, yl: np.ndarray, offset_m: float, heading_rad: float) -> tuple[np.ndarray, np.ndarray]:
+def lane_to_car(xl: Coords, yl: Coords, offset_m: float, heading_rad: float) -> tuple[Coords, Coords]:
     """Inverse of :func:`car_to_lane`."""
     c, s = math.cos(heading_rad), math.sin(heading_rad)
     dy = yl - offset_m

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 import numpy as np
 
 from .geometry import centerline_point, lane_to_car
@@ -9,8 +11,18 @@ from .types import OBJECT_KINDS, SceneObject, SceneSpec
 
 __all__ = ["RANGES", "random_objects", "random_scene"]
 
+
+class Ranges(TypedDict):
+    """Ranges of the random scene's pose and lane (see :data:`RANGES`)."""
+
+    offset_m: float
+    heading_rad: float
+    curvature_per_m: float
+    lane_width_m: tuple[float, float]
+
+
 #: sampling ranges of the lane pose (symmetric: +-value) and the lane width
-RANGES = {"offset_m": 0.15, "heading_rad": 0.30, "curvature_per_m": 1.0, "lane_width_m": (0.40, 0.50)}
+RANGES: Ranges = {"offset_m": 0.15, "heading_rad": 0.30, "curvature_per_m": 1.0, "lane_width_m": (0.40, 0.50)}
 
 #: probability that a random scene has exactly one / no visible line
 P_ONE_LINE = 0.12
@@ -55,6 +67,11 @@ def random_objects(
             text = str(int(rng.choice([10, 20, 30, 50])))
         objs.append(SceneObject(kind, float(x), float(y), text))
     return tuple(objs)
+
+
+def _bgr(colour: np.ndarray) -> tuple[float, float, float]:
+    b, g, r = (float(v) for v in colour)
+    return b, g, r
 
 
 def random_scene(rng: np.random.Generator) -> SceneSpec:
@@ -106,14 +123,14 @@ def random_scene(rng: np.random.Generator) -> SceneSpec:
         right_style=styles[1],
         left_contrast=contrast[0],
         right_contrast=contrast[1],
-        line_bgr=tuple(float(v) for v in np.clip(line, 0, 1)),
+        line_bgr=_bgr(np.clip(line, 0, 1)),
         dash_m=float(rng.uniform(0.08, 0.2)),
         gap_m=float(rng.uniform(0.06, 0.15)),
         dash_phase_m=float(rng.uniform(0, 0.4)),
-        floor_bgr=tuple(float(v) for v in np.clip(floor, 0, 1)),
+        floor_bgr=_bgr(np.clip(floor, 0, 1)),
         texture_strength=float(rng.uniform(0.02, 0.2)),
         texture_seed=int(rng.integers(16)),
-        wall_bgr=tuple(float(v) for v in rng.uniform(0.3, 0.8, 3)),
+        wall_bgr=_bgr(rng.uniform(0.3, 0.8, 3)),
         shadows=shadows,
         gain=float(rng.uniform(0.6, 1.5)),
         gamma=float(rng.uniform(0.7, 1.4)),

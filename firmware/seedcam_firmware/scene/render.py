@@ -154,12 +154,11 @@ def _draw_objects(img: np.ndarray, spec: SceneSpec, camera: CameraModel) -> tupl
         a = cv2.warpPerspective(alpha, m, size, flags=cv2.INTER_LINEAR).astype(np.float32)[..., None] / 255.0
         roi = img[iy0:iy1, ix0:ix1]
         roi[:] = roi * (1.0 - a) + warped * a
-        box = (bx0 / w, by0 / h, (bx1 + 1.0) / w, (by1 + 1.0) / h)
+        left, top, right, bottom = (
+            float(np.clip(v, 0, 1)) for v in (bx0 / w, by0 / h, (bx1 + 1.0) / w, (by1 + 1.0) / h)
+        )
         truths.append(
-            (
-                obj.forward_m,
-                ObjectTruth(obj.kind, obj.text, tuple(float(np.clip(v, 0, 1)) for v in box), obj.forward_m, obj.left_m),
-            )
+            (obj.forward_m, ObjectTruth(obj.kind, obj.text, (left, top, right, bottom), obj.forward_m, obj.left_m))
         )
     truths.sort(key=lambda t: t[0])
     return tuple(t for _, t in truths)
@@ -167,14 +166,14 @@ def _draw_objects(img: np.ndarray, spec: SceneSpec, camera: CameraModel) -> tupl
 
 def _camera_effects(img: np.ndarray, spec: SceneSpec, rng: np.random.Generator) -> np.ndarray:
     """Lighting, blur and sensor noise (in place on the float32 ``img``); returns uint8."""
-    img32 = img.astype(np.float32, copy=False)
+    img32: np.ndarray = img.astype(np.float32, copy=False)
     np.multiply(img32, np.float32(spec.gain), out=img32)
     np.clip(img32, 0.0, 1.0, out=img32)
     if abs(spec.gamma - 1.0) > 1e-3:
         cv2.pow(img32, spec.gamma, dst=img32)
     if spec.motion_blur_px >= 1.0:
         k = math.ceil(spec.motion_blur_px) | 1
-        kernel = np.zeros((k, k), np.float32)
+        kernel: np.ndarray = np.zeros((k, k), np.float32)
         kernel[k // 2, :] = 1.0
         rot = cv2.getRotationMatrix2D(((k - 1) / 2, (k - 1) / 2), spec.motion_angle_deg, 1.0)
         kernel = cv2.warpAffine(kernel, rot, (k, k))

@@ -92,7 +92,7 @@ class ThrottledTransport(Transport):
                     f"{self.url}: wrote {start} of {len(data)} bytes before the timeout "
                     f"(the line needs {len(data) * self.byte_time:.3f} s)"
                 )
-            self.inner.write(piece, remaining(deadline))
+            self.inner.write(bytes(piece), remaining(deadline))
             clock = due
             self._tx_free_at = clock
 
