@@ -42,6 +42,19 @@ class Box:
     def height(self) -> float:
         return self.y_max - self.y_min
 
+    @property
+    def area(self) -> float:
+        """Width x height; 0 for an empty (or inverted) box."""
+        return max(0.0, self.width) * max(0.0, self.height)
+
+    def iou(self, other: Box) -> float:
+        """Intersection over union with ``other``; 0 when they do not overlap or both are empty."""
+        inter = max(0.0, min(self.x_max, other.x_max) - max(self.x_min, other.x_min)) * max(
+            0.0, min(self.y_max, other.y_max) - max(self.y_min, other.y_min)
+        )
+        union = self.area + other.area - inter
+        return inter / union if union > 0 else 0.0
+
     def to_pixels(self, width: int, height: int) -> tuple[int, int, int, int]:
         """The box in pixels of a ``width`` x ``height`` frame: (x0, y0, x1, y1)."""
         return (
