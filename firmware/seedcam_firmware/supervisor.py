@@ -76,8 +76,11 @@ def supervise(run_args: list[str], updates_dir: Path, confirm_timeout_s: float) 
         if slot is not None:
             paths = [str(store.slot_dir(FIRMWARE, slot)), env.get("PYTHONPATH")]
             env["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
-        log.info("starting firmware from %s%s", f"slot {slot}" if slot else "the installed package",
-                 " on trial" if trial else "")
+        log.info(
+            "starting firmware from %s%s",
+            f"slot {slot}" if slot else "the installed package",
+            " on trial" if trial else "",
+        )
         child = subprocess.Popen([sys.executable, "-m", "seedcam_firmware.cli", "run", *run_args], env=env)
         if trial is not None and not _await_confirmation(store, trial, child, confirm_timeout_s, stopping):
             if child.poll() is None:

@@ -63,17 +63,19 @@ def next_result(sensor: seedcam.Sensor, condition: Callable[[seedcam.Result], bo
 
 
 def test_broken_model_leaves_the_other_tasks_running_and_tasks_switch(
-    firmware_factory, tmp_path: Path, caplog: pytest.LogCaptureFixture  # noqa: ANN001
+    firmware_factory,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,  # noqa: ANN001
 ) -> None:
     models = tmp_path / "models"
     detector_id = write_detector(models / "detect")
     write_text_file_as_ocr_model(models / "ocr")
     config = tmp_path / "fw.toml"
     config.write_text(
-        "[camera]\nsource = \"synthetic\"\nfps = 15\n\n"
-        "[tasks]\nenabled = [\"lane\", \"detect\", \"ocr\"]\n\n"
-        f"[models]\ndir = \"{models}\"\nlane = \"{MODELS / 'lane' / 'manifest.json'}\"\n"
-        "detect_precision = \"float32\"\nocr_precision = \"float32\"\n"
+        '[camera]\nsource = "synthetic"\nfps = 15\n\n'
+        '[tasks]\nenabled = ["lane", "detect", "ocr"]\n\n'
+        f'[models]\ndir = "{models}"\nlane = "{MODELS / "lane" / "manifest.json"}"\n'
+        'detect_precision = "float32"\nocr_precision = "float32"\n'
     )
     caplog.set_level(logging.INFO, logger="seedcam.sensor")
     fw = firmware_factory("--config", str(config))

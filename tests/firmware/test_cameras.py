@@ -59,9 +59,7 @@ def test_video_frames_ids_and_size(video: Path) -> None:
         frames = [cam.read(1.0) for _ in range(N)]
         assert [f.frame_id for f in frames] == list(range(N))
         assert [_level(f.image) for f in frames] == list(range(N))
-        assert all(
-            f.image.shape == (H, W, 3) and f.image.dtype == np.uint8 for f in frames
-        )
+        assert all(f.image.shape == (H, W, 3) and f.image.dtype == np.uint8 for f in frames)
         ts = [f.timestamp_us for f in frames]
         assert ts == sorted(ts) and ts[0] > 0
         with pytest.raises(CameraError, match="end of video"):
@@ -125,18 +123,14 @@ def test_folder_natural_order_and_loop(folder: Path) -> None:
 
 
 def test_folder_end_without_loop_and_resize(folder: Path) -> None:
-    with ImageFolderCamera(
-        folder, fps=FAST, loop=False, size=(32, 32), rotation=180
-    ) as cam:
+    with ImageFolderCamera(folder, fps=FAST, loop=False, size=(32, 32), rotation=180) as cam:
         for _ in range(3):
             assert cam.read(1.0).image.shape == (32, 32, 3)
         with pytest.raises(CameraError, match="end of image folder"):
             cam.read(1.0)
 
 
-def test_folder_skips_unreadable_images(
-    folder: Path, caplog: pytest.LogCaptureFixture
-) -> None:
+def test_folder_skips_unreadable_images(folder: Path, caplog: pytest.LogCaptureFixture) -> None:
     (folder / "img3.jpg").write_bytes(b"\xff\xd8 broken jpeg")
     caplog.set_level(logging.WARNING)
     with ImageFolderCamera(folder, fps=FAST) as cam:
@@ -208,9 +202,7 @@ def fake_device(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     return str(dev)
 
 
-def test_v4l2_frames_then_read_failure(
-    fake_device: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_v4l2_frames_then_read_failure(fake_device: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_FakeCapture, "period", 0.02)
     cam = V4L2Camera(fake_device, 64, 48, 30.0, rotation=270)
     try:
@@ -246,9 +238,7 @@ def test_v4l2_reopens_after_a_read_failure(fake_device: str, monkeypatch: pytest
         cam.close()
 
 
-def test_v4l2_read_timeout_and_open_failures(
-    fake_device: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_v4l2_read_timeout_and_open_failures(fake_device: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_FakeCapture, "period", 0.3)
     cam = V4L2Camera(fake_device, 64, 48, 30.0, open_timeout=2.0)
     try:
@@ -308,9 +298,7 @@ def test_factory_opens_video_and_folder(video: Path, folder: Path) -> None:
 
 def test_factory_opens_synthetic() -> None:
     pytest.importorskip("seedcam_firmware.camera.synthetic")
-    with open_camera(
-        CameraConfig(source="synthetic", width=160, height=120, fps=FAST)
-    ) as cam:
+    with open_camera(CameraConfig(source="synthetic", width=160, height=120, fps=FAST)) as cam:
         frame = cam.read(2.0)
         assert frame.frame_id == 0 and frame.image.shape == (120, 160, 3)
 
@@ -330,9 +318,5 @@ def test_rotated_wrapper_keeps_id_and_truth() -> None:
     with RotatedCamera(inner, 90) as cam:
         assert cam.size == (2, 4)
         frame = cam.read(0.1)
-    assert (
-        frame.image.shape == (4, 2, 3)
-        and frame.frame_id == 7
-        and frame.truth == {"x": 1}
-    )
+    assert frame.image.shape == (4, 2, 3) and frame.frame_id == 7 and frame.truth == {"x": 1}
     assert getattr(inner, "closed", False)

@@ -56,9 +56,7 @@ def brightness_reader() -> object:
     return keras.Model(image, {"probs": probs})
 
 
-def write_ocr_bundle(
-    out_dir: Path, *, alphabet: str = "0-9A-Z-", blank_index: int = BLANK, **decoder: object
-) -> Path:
+def write_ocr_bundle(out_dir: Path, *, alphabet: str = "0-9A-Z-", blank_index: int = BLANK, **decoder: object) -> Path:
     from seedcam_tools.export import to_tflite
 
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -257,7 +255,9 @@ def test_ocr_config_changes_through_the_daemon_are_checked_and_rolled_back(model
 
 
 def test_a_calibrated_bundle_reports_calibrated_confidence_and_skips_unreadably_small_plates(
-    tmp_path: Path, detector, config: FirmwareConfig  # noqa: ANN001
+    tmp_path: Path,
+    detector,
+    config: FirmwareConfig,  # noqa: ANN001
 ) -> None:
     from seedcam_firmware.inference.ctc import ConfidenceCalibration
     from seedcam_firmware.inference.manifest import load_manifest

@@ -37,8 +37,11 @@ def test_with_keys_provisioned_models_paths_stay_in_the_models_folder_or_the_slo
     signed = config_from_dict({"models": {"dir": str(models)}, "updates": {"dir": str(updates), "public_keys": [KEY]}})
     for value in (str(updates / "slots" / "lane" / "a" / "manifest.json"), "mine/manifest.json"):
         check_host_change(signed, config_set(signed, "models.lane", value))
-    for key, value in (("models.lane", "/tmp/evil/manifest.json"), ("models.lane", "../x/manifest.json"),
-                       ("models.dir", "/tmp")):
+    for key, value in (
+        ("models.lane", "/tmp/evil/manifest.json"),
+        ("models.lane", "../x/manifest.json"),
+        ("models.dir", "/tmp"),
+    ):
         with pytest.raises(ReadOnlyConfigKey, match=key.replace(".", r"\.")):
             check_host_change(signed, config_set(signed, key, value))
     unsigned = config_from_dict({"models": {"dir": str(models)}})
@@ -77,8 +80,12 @@ def board(tmp_path: Path) -> Iterator[Board]:
 
 def test_the_updates_section_is_read_only_over_the_link_and_never_persisted(board: Board, tmp_path: Path) -> None:
     before = board.daemon.config
-    for key, value in (("updates.public_keys", []), ("updates.dir", ""), ("updates.target", "any"),
-                       ("updates", {"public_keys": []})):
+    for key, value in (
+        ("updates.public_keys", []),
+        ("updates.dir", ""),
+        ("updates.target", "any"),
+        ("updates", {"public_keys": []}),
+    ):
         with pytest.raises(RpcError) as err:
             board.sensor.config_set(key, value)
         assert err.value.status == "FAILED_PRECONDITION" and "read-only" in str(err.value)

@@ -52,9 +52,7 @@ lanes = st.builds(
     reference_forward_m=F32,
 )
 detections = st.builds(Detection, U32, TEXT, F32, boxes)
-text_lines = st.builds(
-    TextLine, TEXT, F32, st.lists(F32, **SMALL).map(tuple), st.none() | boxes
-)
+text_lines = st.builds(TextLine, TEXT, F32, st.lists(F32, **SMALL).map(tuple), st.none() | boxes)
 classifications = st.builds(Classification, U32, TEXT, F32)
 results = st.builds(
     Result,
@@ -97,9 +95,7 @@ device_infos = st.builds(
     frame_height=U32,
     uptime_s=F64,
 )
-link_stats = st.builds(
-    LinkStats, **{name: U64 for name in LinkStats.__dataclass_fields__}
-)
+link_stats = st.builds(LinkStats, **{name: U64 for name in LinkStats.__dataclass_fields__})
 healths = st.builds(
     Health,
     boot_id=TEXT,
@@ -126,16 +122,12 @@ def _wire(message) -> bytes:
 @given(result=results, received=st.floats(0, 1e9))
 def test_result_roundtrip(result, received):
     data = _wire(codec.result_to_pb(result))
-    back = codec.result_from_pb(
-        codec.parse(pb.Result, data), received_monotonic=received
-    )
+    back = codec.result_from_pb(codec.parse(pb.Result, data), received_monotonic=received)
     assert back == dataclasses.replace(result, received_monotonic=received)
     assert isinstance(back.model_ids, tuple)
     assert isinstance(back.detections, tuple)
     assert (back.lane is None) == (result.lane is None)
-    assert [t.box is None for t in back.text_lines] == [
-        t.box is None for t in result.text_lines
-    ]
+    assert [t.box is None for t in back.text_lines] == [t.box is None for t in result.text_lines]
 
 
 @settings(max_examples=50, deadline=None)
@@ -186,12 +178,8 @@ def test_empty_result_roundtrip_keeps_absent_lane_absent():
 def test_all_zero_lane_and_box_stay_present():
     # A lane/box whose every field is zero must not turn into "absent".
     lane = LaneState(LaneStatus.UNKNOWN, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
-    result = Result(
-        1, 2, lane=lane, text_lines=(TextLine("", 0.0, (), Box(0.0, 0.0, 0.0, 0.0)),)
-    )
-    back = codec.result_from_pb(
-        codec.parse(pb.Result, _wire(codec.result_to_pb(result)))
-    )
+    result = Result(1, 2, lane=lane, text_lines=(TextLine("", 0.0, (), Box(0.0, 0.0, 0.0, 0.0)),))
+    back = codec.result_from_pb(codec.parse(pb.Result, _wire(codec.result_to_pb(result))))
     assert back.lane == lane
     assert back.text_lines[0].box == Box(0.0, 0.0, 0.0, 0.0)
 
@@ -224,9 +212,7 @@ def test_unknown_lane_status_from_newer_firmware_is_unknown():
 def test_result_field_numbers_are_wire_stable():
     # frame_id = field 1 varint 300 (ac 02), capture_timestamp_us = field 2 varint 1,
     # frame_width = field 9 varint 640 (80 05).
-    message = codec.result_to_pb(
-        Result(frame_id=300, capture_timestamp_us=1, frame_width=640)
-    )
+    message = codec.result_to_pb(Result(frame_id=300, capture_timestamp_us=1, frame_width=640))
     assert _wire(message) == bytes.fromhex("08ac02 1001 488005")
 
 

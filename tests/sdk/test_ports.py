@@ -19,9 +19,7 @@ from seedcam.ports import (
 )
 
 
-def _fake(
-    device: str, vid: int | None = None, pid: int | None = None, **attrs: str
-) -> ListPortInfo:
+def _fake(device: str, vid: int | None = None, pid: int | None = None, **attrs: str) -> ListPortInfo:
     info = ListPortInfo(device, skip_link_detection=True)
     info.vid, info.pid = vid, pid
     for key, value in attrs.items():
@@ -70,9 +68,7 @@ def test_list_ports_converts_and_sorts(fake_ports: None) -> None:
 
 def test_is_seedcam_matches_vid_and_pid(fake_ports: None) -> None:
     assert [p.device for p in seedcam_ports()] == ["/dev/ttyACM1"]
-    assert is_seedcam(
-        _fake("/dev/x", SEEDCAM_VID, SEEDCAM_PID)
-    )  # pyserial objects work too
+    assert is_seedcam(_fake("/dev/x", SEEDCAM_VID, SEEDCAM_PID))  # pyserial objects work too
     assert not is_seedcam(PortInfo("/dev/y", SEEDCAM_VID, None))
 
 

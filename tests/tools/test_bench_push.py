@@ -15,8 +15,19 @@ def test_bench_push_reports_line_rate_ratio_and_pty_throughput(tmp_path: Path, c
     out = tmp_path / "bench.json"
     # 120 kB at 115200 baud (~11 s): long enough that the first round trip and the slow start weigh
     # under the 10 % (the throttle is simulated, so the figure depends on scheduling only)
-    argv = ["bench", "push", "--models", str(MODELS), "--uart-bytes", "120000", "--pty-pushes", "3",
-            "--json", str(out), "-q"]
+    argv = [
+        "bench",
+        "push",
+        "--models",
+        str(MODELS),
+        "--uart-bytes",
+        "120000",
+        "--pty-pushes",
+        "3",
+        "--json",
+        str(out),
+        "-q",
+    ]
     assert tools_main(argv) == 0
     printed = capsys.readouterr().out
     report = json.loads(out.read_text())

@@ -39,8 +39,9 @@ def test_model_bundle_round_trips_and_describes_its_payload(lane_bundle, tmp_pat
     assert again.file_bytes(h.file("model")) == (LANE / "lane_int8.tflite").read_bytes()
     assert len(h.block_hashes) == -(-h.size // h.block_size)
     inner = json.loads(again.file_bytes(h.file("manifest")))
-    assert inner["files"] == {"int8": {"file": "model.tflite", "sha256": h.file("model").sha256,
-                                       "golden_output": "golden_output.npz"}}
+    assert inner["files"] == {
+        "int8": {"file": "model.tflite", "sha256": h.file("model").sha256, "golden_output": "golden_output.npz"}
+    }
     header, signature, offset = read_header(path)
     assert header.raw == h.raw and signature is None and offset == path.stat().st_size - h.size
 

@@ -30,8 +30,20 @@ def test_proto_outside_a_checkout_is_a_user_error(monkeypatch: pytest.MonkeyPatc
 def test_train_lane_smoke_writes_a_bundle_the_firmware_runs(tmp_path: Path, capsys) -> None:  # noqa: ANN001
     out = tmp_path / "lane"
     code = main(
-        ["train-lane", "--out", str(out), "--work", str(tmp_path / "work"),
-         "--samples", "64", "--epochs", "1", "--eval-samples", "16", "-q"]
+        [
+            "train-lane",
+            "--out",
+            str(out),
+            "--work",
+            str(tmp_path / "work"),
+            "--samples",
+            "64",
+            "--epochs",
+            "1",
+            "--eval-samples",
+            "16",
+            "-q",
+        ]
     )
     assert code == 0
     metrics = json.loads((out / "metrics.json").read_text())

@@ -61,6 +61,8 @@ def test_every_vm_scenario_is_checked(vm_run: usbvm.VmRun) -> None:
 
 def test_bench_figures_were_written(vm_run: usbvm.VmRun) -> None:
     report = json.loads((vm_run.work / "bench-usb.json").read_text())
-    print(f"\nUSB echo throughput in the VM: bulk {report['bulk']['mb_per_s']} MB/s, "
-          f"ACM {report['acm']['mb_per_s']} MB/s ({report['acm']['echoed']} of {report['acm']['bytes']} bytes back)")
+    print(
+        f"\nUSB echo throughput in the VM: bulk {report['bulk']['mb_per_s']} MB/s, "
+        f"ACM {report['acm']['mb_per_s']} MB/s ({report['acm']['echoed']} of {report['acm']['bytes']} bytes back)"
+    )
     assert report["bulk"]["intact"]

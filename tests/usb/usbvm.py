@@ -27,8 +27,11 @@ GUEST_ENV = "SEEDCAM_USBVM_WORK"
 
 def find_usb_vm_script() -> Path | None:
     """usb-vm.sh: ``$SEEDCAM_USBVM_SCRIPT``, else ``../shared/usbvm`` next to the checkout, else /work/shared."""
-    candidates = [os.environ.get(SCRIPT_ENV, ""), REPO.parent / "shared/usbvm/usb-vm.sh",
-                  "/work/shared/usbvm/usb-vm.sh"]
+    candidates = [
+        os.environ.get(SCRIPT_ENV, ""),
+        REPO.parent / "shared/usbvm/usb-vm.sh",
+        "/work/shared/usbvm/usb-vm.sh",
+    ]
     for candidate in candidates:
         if candidate and Path(candidate).is_file():
             return Path(candidate)
@@ -99,7 +102,10 @@ def run_in_vm(test_file: str, *pytest_args: str, timeout: int = 1500) -> VmRun:
     env = dict(os.environ)
     proc = subprocess.run(
         ["bash", str(script), str(share), str(guest), str(timeout)],
-        capture_output=True, text=True, timeout=timeout + 300, env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout + 300,
+        env=env,
     )
     console = proc.stdout + proc.stderr
     rc_file = work / "pytest.rc"

@@ -37,9 +37,7 @@ def rotated_size(size: tuple[int, int], rotation: int) -> tuple[int, int]:
     return (size[1], size[0]) if rotation in (90, 270) else (size[0], size[1])
 
 
-def fit_image(
-    image: np.ndarray, size: tuple[int, int] | None, rotation: int = 0
-) -> np.ndarray:
+def fit_image(image: np.ndarray, size: tuple[int, int] | None, rotation: int = 0) -> np.ndarray:
     """Resize ``image`` to ``size`` (if it differs), then rotate it clockwise.
 
     Args:
@@ -131,9 +129,7 @@ class RotatedCamera(CameraSource):
             CameraError: as the wrapped source.
         """
         frame = self._inner.read(timeout)
-        return dataclasses.replace(
-            frame, image=fit_image(frame.image, None, self._rotation)
-        )
+        return dataclasses.replace(frame, image=fit_image(frame.image, None, self._rotation))
 
     def close(self) -> None:
         """Close the wrapped source."""

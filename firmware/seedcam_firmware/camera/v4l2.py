@@ -68,14 +68,10 @@ class V4L2Camera(CameraSource):
         self._next_seq = 0
         self._closed = False
         self._stop = threading.Event()
-        self._thread = threading.Thread(
-            target=self._capture_loop, name=f"v4l2-{self.path}", daemon=True
-        )
+        self._thread = threading.Thread(target=self._capture_loop, name=f"v4l2-{self.path}", daemon=True)
         self._thread.start()
         with self._cond:
-            self._cond.wait_for(
-                lambda: self._latest is not None or self._error, open_timeout
-            )
+            self._cond.wait_for(lambda: self._latest is not None or self._error, open_timeout)
             problem = self._error if self._latest is None else None
             if self._latest is None and problem is None:
                 problem = f"camera {self.path} gave no frame within {open_timeout} s"
@@ -162,9 +158,7 @@ class V4L2Camera(CameraSource):
                     raise CameraError(self._error)
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
-                    raise CameraError(
-                        f"no frame from camera {self.path} within {timeout} s"
-                    )
+                    raise CameraError(f"no frame from camera {self.path} within {timeout} s")
                 self._cond.wait(remaining)
             seq, ts, image = latest
             self._next_seq = seq + 1

@@ -42,9 +42,7 @@ class Waker:
         self._w.close()
 
 
-def wait_io(
-    readers: Sequence[int], writers: Sequence[int], deadline: float | None
-) -> tuple[set[int], set[int]]:
+def wait_io(readers: Sequence[int], writers: Sequence[int], deadline: float | None) -> tuple[set[int], set[int]]:
     """Wait until a descriptor is ready or ``deadline`` passes.
 
     Args:
@@ -61,9 +59,7 @@ def wait_io(
         for fd in readers:
             poller.register(fd, select.POLLIN)
         for fd in writers:
-            poller.register(
-                fd, select.POLLOUT | (select.POLLIN if fd in readers else 0)
-            )
+            poller.register(fd, select.POLLOUT | (select.POLLIN if fd in readers else 0))
         events = poller.poll(None if timeout is None else int(timeout * 1000 + 0.999))
         bad = select.POLLHUP | select.POLLERR | select.POLLNVAL
         r = {fd for fd, ev in events if fd in readers and ev & (select.POLLIN | bad)}
@@ -111,9 +107,7 @@ def read_ready(
         except (BlockingIOError, InterruptedError):
             continue  # spurious wake-up
         except OSError as exc:
-            raise LinkBroken(
-                exc.errno, f"{name}: read failed: {exc.strerror or exc}"
-            ) from exc
+            raise LinkBroken(exc.errno, f"{name}: read failed: {exc.strerror or exc}") from exc
         if not data:
             raise LinkBroken(f"{name}: peer closed the link (end of file)")
         return data
@@ -150,9 +144,7 @@ def write_all(
         except (BlockingIOError, InterruptedError):
             sent = 0
         except OSError as exc:
-            raise LinkBroken(
-                exc.errno, f"{name}: write failed: {exc.strerror or exc}"
-            ) from exc
+            raise LinkBroken(exc.errno, f"{name}: write failed: {exc.strerror or exc}") from exc
         view = view[sent:]
         if not view:
             return
@@ -163,6 +155,5 @@ def write_all(
             raise LinkBroken(f"{name}: transport closed during write")
         if not writable:
             raise SensorTimeout(
-                f"{name}: wrote {len(data) - len(view)} of {len(data)} bytes before the timeout "
-                "(is anyone reading?)"
+                f"{name}: wrote {len(data) - len(view)} of {len(data)} bytes before the timeout (is anyone reading?)"
             )

@@ -133,9 +133,7 @@ class Transport(abc.ABC):
         if not view:
             return
         if not _acquire(self._write_lock, deadline):
-            raise SensorTimeout(
-                f"{self.url}: another write did not finish within {timeout} s"
-            )
+            raise SensorTimeout(f"{self.url}: another write did not finish within {timeout} s")
         try:
             self._check_open()
             self._write(view, deadline)
@@ -159,9 +157,7 @@ class Transport(abc.ABC):
         got_read = self._read_lock.acquire(timeout=_CLOSE_GRACE_S)
         got_write = self._write_lock.acquire(timeout=_CLOSE_GRACE_S)
         if not (got_read and got_write):
-            _log.warning(
-                "%s: blocked I/O did not return on close; closing anyway", self.url
-            )
+            _log.warning("%s: blocked I/O did not return on close; closing anyway", self.url)
         try:
             self._close()
         finally:

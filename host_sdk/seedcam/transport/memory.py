@@ -159,9 +159,7 @@ _named_lock = threading.Lock()
 _anonymous = itertools.count(1)
 
 
-def pair(
-    name: str | None = None, capacity: int = DEFAULT_CAPACITY
-) -> tuple[PairTransport, PairTransport]:
+def pair(name: str | None = None, capacity: int = DEFAULT_CAPACITY) -> tuple[PairTransport, PairTransport]:
     """Create two connected in-process transports: bytes written to one are read from the other.
 
     Args:

@@ -69,9 +69,7 @@ class PtyDeviceTransport(Transport):
         try:
             master, slave = os.openpty()
         except OSError as exc:
-            raise LinkBroken(
-                exc.errno, f"cannot allocate a pty: {exc.strerror}"
-            ) from exc
+            raise LinkBroken(exc.errno, f"cannot allocate a pty: {exc.strerror}") from exc
         try:
             tty.setraw(slave)
             os.set_blocking(master, False)
@@ -81,9 +79,7 @@ class PtyDeviceTransport(Transport):
         except OSError as exc:
             os.close(master)
             os.close(slave)
-            raise LinkBroken(
-                exc.errno, f"cannot set up pty link {link_path}: {exc.strerror}"
-            ) from exc
+            raise LinkBroken(exc.errno, f"cannot set up pty link {link_path}: {exc.strerror}") from exc
         _log.info(
             "pty device at %s%s",
             slave_path,
@@ -144,9 +140,7 @@ class PtyDeviceTransport(Transport):
 
 def _replace_symlink(link_path: str, target: str) -> None:
     directory = os.path.dirname(os.path.abspath(link_path))
-    tmp = os.path.join(
-        directory, f".{os.path.basename(link_path)}.{secrets.token_hex(4)}.tmp"
-    )
+    tmp = os.path.join(directory, f".{os.path.basename(link_path)}.{secrets.token_hex(4)}.tmp")
     os.symlink(target, tmp)
     try:
         os.replace(tmp, link_path)

@@ -154,6 +154,4 @@ class SerialTransport(Transport):
         except (serial.SerialException, OSError) as exc:
             raise LinkBroken(f"{self.url}: write failed: {exc}") from exc
         if written is not None and written < len(data):
-            raise LinkBroken(
-                f"{self.url}: write cancelled after {written} of {len(data)} bytes"
-            )
+            raise LinkBroken(f"{self.url}: write cancelled after {written} of {len(data)} bytes")

@@ -61,9 +61,7 @@ class SocketTransport(Transport):
         try:
             self._sock = socket.create_connection((host, port), timeout=connect_timeout)
         except OSError as exc:
-            raise LinkBroken(
-                exc.errno, f"cannot connect to {url}: {exc.strerror or exc}"
-            ) from exc
+            raise LinkBroken(exc.errno, f"cannot connect to {url}: {exc.strerror or exc}") from exc
         _tune(self._sock)
         self._waker = _fdio.Waker()
 
@@ -88,9 +86,7 @@ class SocketTransport(Transport):
         )
 
     def _write(self, data: memoryview, deadline: float | None) -> None:
-        _fdio.write_all(
-            self._sock.fileno(), self._sock.send, data, deadline, self._waker, self.url
-        )
+        _fdio.write_all(self._sock.fileno(), self._sock.send, data, deadline, self._waker, self.url)
 
     def _wake(self) -> None:
         self._waker.wake()
@@ -139,9 +135,7 @@ class TcpListenTransport(Transport):
             self._listener.listen(1)
         except OSError as exc:
             self._listener.close()
-            raise LinkBroken(
-                exc.errno, f"cannot listen on {url}: {exc.strerror or exc}"
-            ) from exc
+            raise LinkBroken(exc.errno, f"cannot listen on {url}: {exc.strerror or exc}") from exc
         self._listener.setblocking(False)
         self._client: socket.socket | None = None
         self._client_lock = threading.Lock()
@@ -186,9 +180,7 @@ class TcpListenTransport(Transport):
         deadline = deadline_after(timeout)
         self._check_open()
         while self._client is None:
-            ready, _ = _fdio.wait_io(
-                (self._listener.fileno(), self._waker.fileno()), (), deadline
-            )
+            ready, _ = _fdio.wait_io((self._listener.fileno(), self._waker.fileno()), (), deadline)
             if self._waker.fileno() in ready or self._closed:
                 raise LinkBroken(f"{self.url}: transport closed")
             if not ready:
@@ -267,9 +259,7 @@ class TcpListenTransport(Transport):
         if client is None:
             return  # nobody listens: drop, like a UART with no cable
         try:
-            _fdio.write_all(
-                client.fileno(), client.send, data, deadline, self._waker, self.url
-            )
+            _fdio.write_all(client.fileno(), client.send, data, deadline, self._waker, self.url)
         except LinkBroken as exc:
             if self._closed:
                 raise

@@ -60,9 +60,7 @@ class ThrottledTransport(Transport):
         url: str | None = None,
     ) -> None:
         if baud <= 0 or bits_per_byte <= 0:
-            raise ValueError(
-                f"baud and bits_per_byte must be > 0, got {baud!r}, {bits_per_byte!r}"
-            )
+            raise ValueError(f"baud and bits_per_byte must be > 0, got {baud!r}, {bits_per_byte!r}")
         super().__init__(url or f"{inner.url}?throttle={baud}")
         self.inner = inner
         self.baud = baud
