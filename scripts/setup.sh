@@ -12,7 +12,7 @@ if [ "${1:-}" = "--dev" ]; then
   scripts/world-assets.sh      # fonts of the randomized training world (Debian packages)
   scripts/evalworld-assets.sh  # fonts and images of the independent evaluation world
   python -m pip install -q -e 'host_sdk[usb]' -e firmware -e tools -r requirements-dev.txt
-  python -m pip install -q -e "host_sdk[sim]"  # the AGV simulator's PNG (tests/agv)
+  python -m pip install -q -e "firmware[sim]"  # the AGV simulator's PNG (tests/agv)
 else
   python -m pip install -q -e host_sdk -e firmware
 fi

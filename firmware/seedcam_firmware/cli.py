@@ -14,8 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from seedcam.errors import LinkBroken, SensorError
+from seedcam.transport.url_options import parse_transport_url
 from seedcam_firmware import __version__
 from seedcam_firmware.errors import FirmwareError
+from seedcam_firmware.launcher import format_ready_line
+from seedcam_firmware.usb.cli import add_usb_gadget_command
 
 __all__ = ["main"]
 
@@ -65,14 +68,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--log-level", default="warning", choices=("debug", "info", "warning", "error"))
     supervise = commands.add_parser(
-        "supervise", help="run the firmware from its A/B slots; a new firmware runs on trial and is reverted "
-        "unless it confirms its health (takes the options of run)"
+        "supervise",
+        help="run the firmware from its A/B slots; a new firmware runs on trial and is reverted "
+        "unless it confirms its health (takes the options of run)",
     )
     supervise.add_argument("run_args", nargs=argparse.REMAINDER, help="-- then the options for run")
     check = commands.add_parser("check-config", help="validate a config file and print it resolved")
     check.add_argument("config", type=Path)
-    from seedcam_firmware.usb.cli import add_usb_gadget_command
-
     add_usb_gadget_command(commands)
     return parser
 
@@ -88,7 +90,7 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
     if args.tasks is not None:
         overrides["tasks.enabled"] = [t.strip() for t in args.tasks.split(",") if t.strip()]
     if args.pty_link:
-        if str(overrides.get("link.url", "pty")).partition("?")[0] != "pty":
+        if parse_transport_url(str(overrides.get("link.url", "pty"))).base != "pty":
             raise ValueError("--pty-link makes the link a pty; it cannot go with --link " + str(overrides["link.url"]))
         overrides["link.url"] = f"pty://{Path(args.pty_link).absolute()}"
     if "camera.device" in overrides and str(overrides["camera.device"]).isdigit():
@@ -102,18 +104,15 @@ def _run(args: argparse.Namespace) -> int:
 
     config = load_config(args.config, _overrides(args))
     if args.throttle is not None:
-        config = config_set(config, "link.url", f"{config.link.url.partition('?')[0]}?throttle={args.throttle}")
+        config = config_set(config, "link.url", str(parse_transport_url(config.link.url).with_throttle(args.throttle)))
     daemon = Daemon(config, config_path=args.config if args.persist_config else None)
     signal.signal(signal.SIGTERM, lambda *_: daemon.request_stop())
     signal.signal(signal.SIGINT, lambda *_: daemon.request_stop())
     daemon.start()
     running = daemon.config.tasks.enabled  # the enabled tasks whose models loaded
     not_loaded = "".join(f"; {name} not loaded" for name in config.tasks.enabled if name not in running)
-    print(
-        f"seedcam-firmware {__version__}: link at {daemon.link_path} "
-        f"(camera {config.camera.source}, tasks {','.join(running) or 'none'}{not_loaded})",
-        flush=True,
-    )
+    details = f"camera {config.camera.source}, tasks {','.join(running) or 'none'}{not_loaded}"
+    print(format_ready_line(daemon.link_path, details), flush=True)  # what the launcher waits for
     try:
         while not daemon.wait(0.5):
             pass

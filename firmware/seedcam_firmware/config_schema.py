@@ -1,14 +1,12 @@
 """Per-key rules of the firmware configuration: types, ranges, choices, live keys.
 
-:mod:`seedcam_firmware.config` declares the sections as frozen dataclasses whose
-fields are made with :func:`setting`; this module holds the machinery that checks
-and coerces a value for one key, so that a file, an environment variable, a
-command-line override and a run-time ``config_set`` all follow the same rules and
-produce the same error text.
-
-To add a perception task, append its name to :data:`KNOWN_TASKS`, add
-``models.<task>`` (manifest) and ``models.<task>_precision`` keys to
-``ModelsConfig`` and register its loader in ``seedcam_firmware.tasks.registry``.
+A config section is a frozen dataclass deriving from :class:`Section` whose
+fields are made with :func:`setting` (the firmware's own sections are in
+:mod:`seedcam_firmware.config_sections`, a task's next to the task, see
+:mod:`seedcam_firmware.task_catalog`); this module holds the machinery that
+checks and coerces a value for one key, so that a file, an environment variable,
+a command-line override and a run-time ``config_set`` all follow the same rules
+and produce the same error text.
 """
 
 from __future__ import annotations
@@ -20,27 +18,29 @@ import hashlib
 import math
 import re
 import socket
-from collections.abc import Callable, Iterable
+import typing
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from types import MappingProxyType
+from typing import Any, ClassVar
 
+from seedcam.transport.url_options import MIN_THROTTLE_BAUD, parse_transport_url
 from seedcam_firmware.errors import ConfigError, UnknownConfigKey
 
 __all__ = [
-    "KNOWN_TASKS",
     "LINK_URL_SCHEMES",
     "KeySpec",
+    "Section",
     "check_link_url",
     "coerce_value",
     "default_serial_number",
     "parse_text",
+    "section_keys",
+    "section_specs",
     "setting",
     "unknown_key_error",
 ]
-
-#: Perception tasks the firmware knows; ``tasks.enabled`` must name only these.
-KNOWN_TASKS: tuple[str, ...] = ("lane", "detect", "ocr", "classify")
 
 #: URL schemes accepted by ``link.url`` besides the bare word ``pty`` and a device path.
 LINK_URL_SCHEMES: tuple[str, ...] = ("pty", "tcp-listen", "pair", "ffs")
@@ -165,6 +165,42 @@ def section_specs(section: str, cls: type, hints: dict[str, Any]) -> dict[str, K
     return specs
 
 
+class Section:
+    """Base of a config section: a frozen dataclass whose fields are made with :func:`setting`.
+
+    A subclass names its TOML table in ``section_name`` (``"camera"``: keys
+    ``camera.<field>``) and checks and canonicalises every field on construction,
+    so that ``CameraConfig(width="x")`` fails as loudly as a bad file does::
+
+        @dataclass(frozen=True)
+        class ClassifyConfig(Section):
+            section_name: ClassVar[str] = "classify"
+            top_k: int = setting(3, lo=1, hi=20, live=True, doc="classes reported per frame")
+    """
+
+    section_name: ClassVar[str]
+
+    def __post_init__(self) -> None:
+        for name, spec in section_keys(type(self)).items():
+            value = coerce_value(spec, getattr(self, name), type(self).__name__)
+            object.__setattr__(self, name, value)
+
+
+_SECTION_KEYS: dict[type[Section], Mapping[str, KeySpec]] = {}
+
+
+def section_keys(cls: type[Section]) -> Mapping[str, KeySpec]:
+    """The :class:`KeySpec` of every field of a section class, by field name (read-only).
+
+    Args:
+        cls: a :class:`Section` dataclass.
+    """
+    keys = _SECTION_KEYS.get(cls)
+    if keys is None:  # built once per class (two threads racing build the same)
+        keys = _SECTION_KEYS[cls] = MappingProxyType(section_specs(cls.section_name, cls, typing.get_type_hints(cls)))
+    return keys
+
+
 _TYPE_NAMES: dict[Any, str] = {
     bool: "a boolean (true/false)",
     int: "an integer",
@@ -218,9 +254,7 @@ def coerce_value(spec: KeySpec, value: Any, source: str) -> Any:
     else:  # pragma: no cover - a schema bug, not a user error
         raise TypeError(f"unsupported config type {t!r} for {spec.key}")
     if not ok:
-        raise ConfigError(
-            f"{source}: {spec.key} must be {_TYPE_NAMES[t]}, got {_kind(value)}"
-        )
+        raise ConfigError(f"{source}: {spec.key} must be {_TYPE_NAMES[t]}, got {_kind(value)}")
     _check_rules(spec, value, source)
     return value
 
@@ -235,13 +269,8 @@ def _check_rules(spec: KeySpec, value: Any, source: str) -> None:
             verb = "may only contain" if isinstance(value, tuple) else "must be one of"
             raise ConfigError(f"{source}: {spec.key} {verb} {allowed}; got {bad[0]!r}")
     is_number = isinstance(value, (int, float)) and not isinstance(value, bool)
-    if is_number and (
-        (rules.lo is not None and value < rules.lo)
-        or (rules.hi is not None and value > rules.hi)
-    ):
-        raise ConfigError(
-            f"{source}: {spec.key} must be between {rules.lo} and {rules.hi}, got {value!r}"
-        )
+    if is_number and ((rules.lo is not None and value < rules.lo) or (rules.hi is not None and value > rules.hi)):
+        raise ConfigError(f"{source}: {spec.key} must be between {rules.lo} and {rules.hi}, got {value!r}")
     if rules.check is not None:
         problem = rules.check(value)
         if problem:
@@ -287,9 +316,7 @@ def parse_text(spec: KeySpec, text: str, source: str) -> Any:
         if t == str | int:
             return int(s) if s.isdigit() else text
     except ValueError:
-        raise ConfigError(
-            f"{source}: {spec.key} must be {_TYPE_NAMES[t]}, got {text!r}"
-        ) from None
+        raise ConfigError(f"{source}: {spec.key} must be {_TYPE_NAMES[t]}, got {text!r}") from None
     return text
 
 
@@ -318,11 +345,7 @@ def unknown_key_error(key: str, known: Iterable[str], source: str) -> UnknownCon
 
 def check_serial(value: str) -> str | None:
     """Check ``device.serial_number``: 1-64 of ``A-Z a-z 0-9 . _ -``."""
-    return (
-        None
-        if _SERIAL_RE.fullmatch(value)
-        else "must be 1-64 of A-Z, a-z, 0-9, '.', '_', '-'"
-    )
+    return None if _SERIAL_RE.fullmatch(value) else "must be 1-64 of A-Z, a-z, 0-9, '.', '_', '-'"
 
 
 def check_name(value: str) -> str | None:
@@ -351,11 +374,10 @@ def check_link_url(url: str) -> str | None:
     Returns:
         None when valid, else an error phrase.
     """
-    url, _, query = url.partition("?")
-    if query:
-        key, _, value = query.partition("=")
-        if key != "throttle" or not value.isdigit() or int(value) < 300:
-            return "may only carry ?throttle=BAUD (a baud rate of at least 300)"
+    try:
+        url = parse_transport_url(url).base
+    except ValueError:
+        return f"may only carry ?throttle=BAUD (a baud rate of at least {MIN_THROTTLE_BAUD})"
     if url == "pty":
         return None
     scheme, sep, rest = url.partition("://")

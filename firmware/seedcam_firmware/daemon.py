@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import logging
 import secrets
 import threading
@@ -11,14 +10,14 @@ import tomllib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qsl, urlsplit
 
 import cv2
 import tomli_w
 
 from seedcam._proto import seedcam_pb2 as pb
 from seedcam.protocol import codec
-from seedcam.protocol.framing import PROTOCOL_VERSION, Channel, LinkCounters
+from seedcam.protocol.framing import PROTOCOL_VERSION, LinkCounters
+from seedcam.transport.url_options import parse_transport_url
 from seedcam.types import ConfigValue, DeviceInfo, Health, ModelInfo, Result, Snapshot, TaskList
 from seedcam_firmware import __version__
 from seedcam_firmware.camera.base import CameraSource
@@ -34,13 +33,17 @@ from seedcam_firmware.config import (
 )
 from seedcam_firmware.errors import ConfigError, ModelError
 from seedcam_firmware.link_log import LinkLogHandler
+from seedcam_firmware.link_native import NativePersonality
+from seedcam_firmware.link_personality import Personality
 from seedcam_firmware.link_server import LinkServer
 from seedcam_firmware.pipeline import Pipeline
 from seedcam_firmware.rpc import Dispatcher, RequestFailed
 from seedcam_firmware.storage.atomic import write_atomically
 from seedcam_firmware.tasks.base import TaskRunner
-from seedcam_firmware.tasks.registry import TASK_FACTORIES, load_tasks
+from seedcam_firmware.tasks.registry import load_tasks, task_factory
 from seedcam_firmware.transfer import UpdateService
+from seedcam_firmware.visionseed.link import VisionSeedPersonality
+from seedcam_firmware.visionseed.rpc import VisionSeedRpc
 
 __all__ = ["Daemon"]
 
@@ -104,28 +107,27 @@ class Daemon:
                 "line_rate_bps": _line_rate(cfg.link.url, cfg.link.baudrate),
                 "transport_options": _transport_options(cfg.link.url, cfg.link.baudrate),
             }
-            if cfg.link.protocol == "visionseed":  # an adapter at the link's edge: same pipeline, same services
-                from seedcam_firmware.visionseed.link import VisionSeedLinkServer
-                from seedcam_firmware.visionseed.rpc import VisionSeedRpc
-
-                self._link = VisionSeedLinkServer(cfg.link.url, VisionSeedRpc(self), **link_options)
-            else:
-                self._link = LinkServer(
-                    cfg.link.url, Dispatcher(self), transfer_handler=self._updates.handle, **link_options
-                )
+            self._link = LinkServer(cfg.link.url, self._personality(cfg), **link_options)
         except BaseException:
             self.stop()
             raise
         self._pipeline = Pipeline(
             self._camera, self._tasks.process, self._send_result, queue_depth=cfg.pipeline.queue_depth
         )
-        self._log_handler = LinkLogHandler(lambda record: self._link.send(Channel.LOG, record))
+        self._log_handler = LinkLogHandler(self._link.send_log)
         logging.getLogger("seedcam_firmware").addHandler(self._log_handler)  # before the Hello: it reports too
         self._link.start()
         self._pipeline.start()
         self._health_thread.start()
         self._updates.start()
         log.info("sensor up: boot %s, link %s", self.boot_id, self._link.device_path)
+
+    def _personality(self, cfg: FirmwareConfig) -> Personality:
+        """The wire protocol the link speaks: the same pipeline and services behind either."""
+        if cfg.link.protocol == "visionseed":
+            return VisionSeedPersonality(VisionSeedRpc(self))
+        assert self._updates is not None
+        return NativePersonality(Dispatcher(self), transfer_handler=self._updates.handle)
 
     def _load_tasks(self, cfg: FirmwareConfig) -> TaskRunner:
         """Load every task; run the enabled ones that loaded (the config then names those).
@@ -164,9 +166,7 @@ class Daemon:
         """
         cfg = config_set(self.config, f"models.{task}", str(manifest), source="update")
         cfg = config_set(cfg, f"models.{task}_precision", precision, source="update")
-        module, function = TASK_FACTORIES[task].split(":")
-        factory = getattr(importlib.import_module(module), function)
-        return factory(cfg, dict(self._tasks.tasks) if self._tasks else {})
+        return task_factory(task)(cfg, dict(self._tasks.tasks) if self._tasks else {})
 
     def swap_task(self, task: Any) -> None:
         """Make a task from :meth:`load_task` the running one (from the next frame on)."""
@@ -232,15 +232,11 @@ class Daemon:
 
     def _send_result(self, result: Result) -> None:
         assert self._link is not None
-        message = codec.result_to_pb(result)
-        message.send_timestamp_us = time.monotonic_ns() // 1000
-        self._link.send(Channel.RESULT, message)
+        self._link.send_result(result)
 
     def _send_hello(self) -> None:
         assert self._link is not None
-        event = pb.StatusEvent(hello=pb.Hello())
-        codec.device_info_to_pb(self.device_info(), event.hello.device)
-        self._link.send(Channel.STATUS, event)
+        self._link.send_hello(self.device_info())
 
     def _health_loop(self) -> None:
         next_at = time.monotonic()
@@ -250,9 +246,7 @@ class Daemon:
                 return
             if self._link is None:
                 continue
-            event = pb.StatusEvent(health=pb.Health())
-            codec.health_to_pb(self.health(), event.health)
-            self._link.send(Channel.STATUS, event)
+            self._link.send_health(self.health())
 
     def health(self) -> Health:
         stats = self._pipeline.stats if self._pipeline else None
@@ -369,9 +363,9 @@ def _is_uart(url: str) -> bool:
 
 def _line_rate(url: str, baudrate: int) -> int | None:
     """The link's line rate when it has one: a UART's baud rate, or a ``?throttle=BAUD`` URL."""
-    throttle = dict(parse_qsl(urlsplit(url).query)).get("throttle")
-    if throttle and throttle.isdigit():
-        return int(throttle)
+    throttle = parse_transport_url(url).throttle
+    if throttle is not None:
+        return throttle
     return baudrate if _is_uart(url) else None
 
 

@@ -14,7 +14,7 @@ __all__ = [
     "ReadOnlyConfigKey",
     "TaskUnavailable",
     "UnknownConfigKey",
-    "UpdateRefused",
+    "UpdateRefusal",
 ]
 
 
@@ -57,8 +57,11 @@ class ModelError(FirmwareError):
         self.reason = reason
 
 
-class UpdateRefused(FirmwareError, BundleError):
-    """The device refuses an update bundle or a slot request.
+class UpdateRefusal(FirmwareError, BundleError):
+    """The device's decision to refuse an update bundle or a slot request, and the answer it sends.
+
+    The update service raises it and answers the host with its reason and status;
+    the host raises :class:`seedcam.UpdateRefused` when that answer arrives.
 
     Attributes:
         reason: machine-readable cause sent to the host (``bad_signature``, ``counter``,
@@ -66,7 +69,7 @@ class UpdateRefused(FirmwareError, BundleError):
         status: the status code to answer with (a ``seedcam.v1.StatusCode`` value).
     """
 
-    def __init__(self, reason: str, message: str, status: int = pb.STATUS_INVALID_ARGUMENT) -> None:
+    def __init__(self, reason: str, message: str, status: pb.StatusCode = pb.STATUS_INVALID_ARGUMENT) -> None:
         super().__init__(message)
         self.reason = reason
         self.status = status

@@ -1,7 +1,13 @@
-"""The firmware's end of the link: frames out, requests in, answers back.
+"""The firmware's end of the link: typed values out, requests in, answers back.
 
-Uses the same framing and codec as the SDK (``seedcam.protocol``): the code that
-frames a byte here is the code that parses it on the host.
+One :class:`LinkServer` serves every wire protocol: it owns the transport
+(opening, reopening after a break), the reader thread, write timeouts and drop
+counting, and speaks through a :class:`~seedcam_firmware.link_personality.Personality`
+plugged into it: the native seedcam protocol
+(:class:`~seedcam_firmware.link_native.NativePersonality`, whose framing and
+codec are the SDK's own, so the code that frames a byte here is the code that
+parses it on the host) or VisionSeed's
+(:class:`~seedcam_firmware.visionseed.link.VisionSeedPersonality`).
 """
 
 from __future__ import annotations
@@ -13,20 +19,17 @@ from collections.abc import Callable
 from google.protobuf.message import Message
 
 from seedcam._proto import seedcam_pb2 as pb
-from seedcam.errors import LinkBroken, ProtocolError, SensorError
-from seedcam.protocol import codec
-from seedcam.protocol.framing import DELIMITER, Channel, Decoder, Encoder, Flag, Frame, LinkCounters, link_counters
-from seedcam.transport import Transport, open_transport, register_backend
-
-register_backend("ffs", "seedcam_firmware.usb.ffs:FfsTransport")  # the USB gadget's vendor bulk interface
+from seedcam.errors import LinkBroken, SensorError
+from seedcam.protocol.framing import DELIMITER, Channel, Flag, Frame, LinkCounters
+from seedcam.transport import Transport, open_transport
+from seedcam.transport.url_options import TransportUrl, parse_transport_url
+from seedcam.types import DeviceInfo, Health, Result
+from seedcam_firmware.link_native import NativePersonality, RequestHandler
+from seedcam_firmware.link_personality import Outgoing, Personality
 
 __all__ = ["LinkServer", "RequestHandler"]
 
 log = logging.getLogger(__name__)
-
-RequestHandler = Callable[[pb.Request], pb.Response]
-#: answers one TRANSFER-channel request payload through the reply function (see seedcam_firmware.transfer)
-TransferHandler = Callable[[bytes, Callable[[bytes], None]], None]
 
 _READ_CHUNK = 65536
 _POLL_S = 0.1
@@ -37,19 +40,22 @@ _RESYNC_TIMEOUT_S = 0.05
 class LinkServer:
     """Serves one link URL (``pty``, ``pty:///path``, a serial device, ``tcp-listen://...``).
 
-    A reader thread decodes requests and answers them with ``handler``; any
-    thread may :meth:`send`. When the transport breaks (a USB gadget unplugged)
-    the server reopens it in the background; frames sent meanwhile are dropped
-    and counted, never queued up.
+    A reader thread decodes what the host sends and hands it to the
+    personality, which answers; any thread may send. When the transport breaks
+    (a USB gadget unplugged) the server reopens it in the background; frames sent
+    meanwhile are dropped and counted, never queued up.
 
     Args:
         url: firmware-side link URL.
-        handler: turns a request into a response (never raises).
+        personality: the wire protocol spoken; a plain request handler (the native
+            :class:`~seedcam_firmware.rpc.Dispatcher`) is short for ``NativePersonality(handler)``.
         on_connect: called after the link (re)opens, e.g. to send a Hello.
-        max_frame_size: largest payload accepted or sent.
+        max_frame_size: largest payload sent (and received, unless the personality needs more).
         write_timeout: a frame that cannot be written in this time (plus twice its
             time on the wire) is dropped.
         line_rate_bps: the link's baud rate when it is a UART (or throttled); None = fast.
+        reopen_interval: seconds between attempts to reopen a broken transport.
+        transport_options: passed to :func:`~seedcam.transport.open_transport`.
 
     Raises:
         LinkBroken: the link cannot be opened at start.
@@ -58,7 +64,7 @@ class LinkServer:
     def __init__(
         self,
         url: str,
-        handler: RequestHandler,
+        personality: Personality | RequestHandler,
         *,
         on_connect: Callable[[], None] | None = None,
         max_frame_size: int = 65536,
@@ -66,27 +72,36 @@ class LinkServer:
         line_rate_bps: int | None = None,
         reopen_interval: float = 0.5,
         transport_options: dict[str, object] | None = None,
-        transfer_handler: TransferHandler | None = None,
     ) -> None:
-        base, sep, query = url.partition("?")
-        self.url = f"pty://{sep}{query}" if base == "pty" else url  # "pty" is short for a pty without a link
-        self._handler = handler
-        self._transfer_handler = transfer_handler
+        parsed = parse_transport_url(url)
+        # "pty" is short for a pty without a link
+        self.url = str(TransportUrl("pty://", parsed.throttle)) if parsed.base == "pty" else url
+        self._personality = personality if isinstance(personality, Personality) else NativePersonality(personality)
         self._on_connect = on_connect
         self._write_timeout = write_timeout
         # a frame may take twice its time on the wire before it counts as stuck (8N1: 10 bits a byte)
         self._seconds_per_byte = 2 * 10 / (line_rate_bps or _FAST_LINK_BPS)
         self._reopen_interval = reopen_interval
         self._options = transport_options or {}
-        self._encoder = Encoder(max_frame_size=max_frame_size)
-        self._decoder = Decoder(max_frame_size=max_frame_size)
+        self._max_frame_size = max_frame_size
+        self._encoder = self._personality.encoder(max_frame_size)
+        self._decoder = self._personality.decoder(max_frame_size)
         self._send_lock = threading.Lock()
         self._open_lock = threading.Lock()
         self._stop = threading.Event()
         self.frames_dropped = 0
-        self.undecodable_requests = 0
         self._transport: Transport | None = open_transport(self.url, **self._options)
         self._thread = threading.Thread(target=self._serve, name="seedcam-link", daemon=True)
+
+    @property
+    def personality(self) -> Personality:
+        """The wire protocol this link speaks."""
+        return self._personality
+
+    @property
+    def undecodable_requests(self) -> int:
+        """Requests from the host that could not be decoded (answered with an error where the protocol can)."""
+        return self._personality.undecodable_requests
 
     @property
     def device_path(self) -> str:
@@ -101,11 +116,12 @@ class LinkServer:
 
     def start(self) -> None:
         """Start answering requests and announce the device."""
+        self._personality.start()
         self._thread.start()
         self._announce()
 
     def close(self) -> None:
-        """Stop the reader and close the transport. Idempotent."""
+        """Stop the reader and the personality and close the transport. Idempotent."""
         self._stop.set()
         with self._open_lock:
             transport, self._transport = self._transport, None
@@ -113,20 +129,57 @@ class LinkServer:
             transport.close()
         if self._thread.is_alive() and threading.current_thread() is not self._thread:
             self._thread.join(timeout=2.0)
+        self._personality.close()
 
     @property
     def counters(self) -> LinkCounters:
         """The device's view of the link: decoder counters plus what was sent."""
-        return link_counters(self._decoder, self._encoder)
+        counters = self._decoder.counters.snapshot()
+        sent = self._encoder.counters
+        counters.frames_tx, counters.bytes_tx = sent.frames_tx, sent.bytes_tx
+        return counters
+
+    # ------------------------------------------------------------------ sending typed values
+
+    def send_result(self, result: Result) -> bool:
+        """Send one processed frame's Result; returns False if it was dropped or has no equivalent.
+
+        A frame is dropped (and counted) when the link is down, the result does not
+        fit the protocol, or the host does not drain it within the write timeout:
+        the pipeline never blocks on a host that is not listening.
+        """
+        try:
+            outgoing = self._personality.result(result)
+        except ValueError as exc:
+            self.frames_dropped += 1
+            log.error("dropped result %d: %s", result.frame_id, exc)
+            return False
+        return self._send_outgoing(outgoing)
+
+    def send_health(self, health: Health) -> bool:
+        """Send the periodic health report; returns False if it was dropped."""
+        return self._send_outgoing(self._personality.health(health))
+
+    def send_hello(self, info: DeviceInfo) -> bool:
+        """Announce the device (on every (re)connect); returns False if it was dropped."""
+        return self._send_outgoing(self._personality.hello(info))
+
+    def send_log(self, record: pb.LogRecord) -> bool:
+        """Forward one log record; returns False if it was dropped or the protocol has no log messages."""
+        return self._send_outgoing(self._personality.log(record))
 
     def send(self, channel: Channel, message: Message) -> bool:
-        """Encode and send one message; returns False if it was dropped.
+        """Send a native protobuf message as it is; returns False if it was dropped.
 
-        A frame is dropped (and counted) when the link is down or the host does
-        not drain it within the write timeout: the pipeline never blocks on a
-        host that is not listening.
+        For callers that build their own messages (a test's fake device); a
+        personality that does not speak the native schema sends nothing.
         """
-        return self._send_payload(channel, message.SerializeToString())
+        return self._send_outgoing(self._personality.message(channel, message))
+
+    def _send_outgoing(self, outgoing: Outgoing | None) -> bool:
+        if outgoing is None:
+            return False
+        return self._send_payload(outgoing.channel, outgoing.payload)
 
     def _send_payload(
         self, channel: Channel, payload: bytes, *, seq: int | None = None, flags: Flag = Flag.NONE
@@ -202,8 +255,8 @@ class LinkServer:
                 if self._stop.is_set():
                     transport.close()
                     return
-                # a new peer: no half frame, no old sequence (type(): a personality brings its own framing)
-                fresh = type(self._decoder)(self._decoder.max_frame_size)
+                # a new peer: no half frame, no old sequence
+                fresh = self._personality.decoder(self._max_frame_size)
                 fresh.counters = self._decoder.counters
                 self._decoder = fresh
                 self._transport = transport
@@ -211,24 +264,7 @@ class LinkServer:
             return
 
     def _handle(self, frame: Frame) -> None:
-        if frame.channel == Channel.TRANSFER and self._transfer_handler is not None and not frame.flags & Flag.RESPONSE:
-            seq = frame.seq
-            self._transfer_handler(
-                frame.payload,
-                lambda payload: self._send_payload(Channel.TRANSFER, payload, seq=seq, flags=Flag.RESPONSE),
-            )
-            return
-        if frame.channel != Channel.CONTROL or frame.flags & Flag.RESPONSE:
-            log.debug("ignored a %s frame from the host", frame.channel.name)
-            return
-        kind = "(undecodable)"
         try:
-            request = codec.parse(pb.Request, frame.payload)
-        except ProtocolError as exc:
-            self.undecodable_requests += 1
-            response = pb.Response(status=pb.STATUS_INVALID_ARGUMENT, message=str(exc))
-        else:
-            kind = request.WhichOneof("body")
-            response = self._handler(request)
-        log.debug("request %s seq %d -> status %d", kind, frame.seq, response.status)
-        self._send_payload(Channel.CONTROL, response.SerializeToString(), seq=frame.seq, flags=Flag.RESPONSE)
+            self._personality.handle(frame, self._send_payload)
+        except Exception:  # a bug here must not end the reader thread: the link would go deaf
+            log.exception("handling a %s frame from the host failed", frame.channel.name)

@@ -20,7 +20,7 @@ log = logging.getLogger(__name__)
 class RequestFailed(FirmwareError):
     """A service refused a request; carries the status code to answer with."""
 
-    def __init__(self, status: int, message: str) -> None:
+    def __init__(self, status: pb.StatusCode, message: str) -> None:
         super().__init__(message)
         self.status = status
 
@@ -102,27 +102,13 @@ class Dispatcher:
         return response
 
     def _on_select_tasks(self, request: pb.SelectTasksRequest) -> pb.Response:
-        tasks = self._services.select_tasks(list(request.tasks))
-        return pb.Response(tasks=pb.TaskList(enabled=tasks.enabled, available=tasks.available))
+        return pb.Response(tasks=codec.task_list_to_pb(self._services.select_tasks(list(request.tasks))))
 
     def _on_snapshot(self, request: pb.SnapshotRequest) -> pb.Response:
         if request.quality > 100:
             raise RequestFailed(pb.STATUS_INVALID_ARGUMENT, "JPEG quality must be 0..100")
-        snap = self._services.snapshot(request.quality)
-        return pb.Response(
-            snapshot=pb.Snapshot(
-                jpeg=snap.jpeg,
-                frame_id=snap.frame_id,
-                capture_timestamp_us=snap.capture_timestamp_us,
-                width=snap.width,
-                height=snap.height,
-            )
-        )
+        return pb.Response(snapshot=codec.snapshot_to_pb(self._services.snapshot(request.quality)))
 
 
 def _config_response(value: ConfigValue) -> pb.Response:
-    return pb.Response(
-        config=pb.ConfigValue(
-            key=value.key, value_json=json.dumps(value.value), restart_required=value.restart_required
-        )
-    )
+    return pb.Response(config=codec.config_value_to_pb(value))

@@ -2,17 +2,22 @@
 
 One push, as the device sees it::
 
-    begin(header, signature)  checks BEFORE any data: signature (when keys are
-                              provisioned), target board, task, security counter,
-                              firmware version, free space; opens or resumes the journal
+    begin(header, signature)  checks BEFORE any data: the header's schema and bounds
+                              (a u32 security counter, plain file names), signature
+                              (when keys are provisioned), target board, task,
+                              security counter, firmware version; a bundle a slot
+                              already holds is answered "already_installed" (no
+                              transfer, no slot change); free space; opens or
+                              resumes the journal
     chunk(offset, data) ...   stored at its offset; answered with the next offset
                               expected (a duplicate or out-of-order chunk changes
                               nothing, so retries are idempotent); every block is
                               checked against its hash as it completes
-    end(sha256)               sha256 of what was stored → unpack into the inactive
-                              slot → self-test (golden input → golden output) →
-                              activate (atomic pointer flip; the old slot stays as
-                              the rollback target) → swap the running task's model
+    end(sha256)               sha256 of what was stored → unpack and self-test in
+                              staging → only if it passed: move into the inactive
+                              slot → activate (atomic pointer flip; the old slot
+                              stays as the rollback target) → swap the running
+                              task's model (see :mod:`seedcam_firmware.install`)
 
 Chunks are handled on the link's reader thread: each is a bounded amount of
 work (one write of at most a frame, the hash of what it adds, and an fsync of
@@ -23,9 +28,8 @@ activation) run on a worker thread, so the link keeps answering meanwhile
 throughout.
 
 ``SEEDCAM_FW_CRASH_AT=<step>`` makes the process kill itself with SIGKILL at a
-named step (``after_begin``, ``mid_chunks``, ``after_last_chunk``,
-``during_selftest``, ``during_activate``, ``before_end_reply``, ``firmware_trial``): the tests use it
-to cut power at each step deterministically.
+named step (see :mod:`seedcam_firmware.crash_points` for the list): the tests use
+it to cut power at each step deterministically.
 """
 
 from __future__ import annotations
@@ -33,36 +37,29 @@ from __future__ import annotations
 import logging
 import os
 import shutil
-import signal
 import struct
 import threading
-import zipfile
 from collections.abc import Callable, Hashable
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
 
+import seedcam_firmware
 from seedcam._proto import seedcam_pb2 as pb
 from seedcam.bundle import BundleHeader, Signature, SignatureError, verify_signature
-from seedcam.errors import BundleError, ProtocolError, SensorError
+from seedcam.errors import BundleError, ProtocolError
 from seedcam.protocol import codec
-from seedcam.types import Health
-from seedcam_firmware.config_schema import KNOWN_TASKS
-from seedcam_firmware.errors import UpdateRefused
-from seedcam_firmware.selftest import selftest_firmware, selftest_model
+from seedcam_firmware.config import FirmwareConfig, UpdatesConfig, config_set
+from seedcam_firmware.crash_points import CRASH_ENV, crash_point
+from seedcam_firmware.errors import UpdateRefusal
+from seedcam_firmware.install import FIRMWARE, SUPERVISED_ENV, Installer, UpdateHost
 from seedcam_firmware.storage import SlotStore, TransferJournal
+from seedcam_firmware.task_catalog import KNOWN_TASKS
 
-if TYPE_CHECKING:
-    from seedcam_firmware.config import FirmwareConfig, UpdatesConfig
-
-__all__ = ["CRASH_ENV", "SUPERVISED_ENV", "TRIAL_ENV", "UpdateHost", "UpdateService", "transfer_tag"]
+__all__ = ["CRASH_ENV", "FIRMWARE", "SUPERVISED_ENV", "TRIAL_ENV", "UpdateHost", "UpdateService", "transfer_tag"]
 
 log = logging.getLogger(__name__)
 
-CRASH_ENV = "SEEDCAM_FW_CRASH_AT"
 TRIAL_ENV = "SEEDCAM_FW_TRIAL"  #: set by the supervisor: the firmware slot booted on trial
-SUPERVISED_ENV = "SEEDCAM_FW_SUPERVISED"  #: set by the supervisor: only then can a firmware update boot
-FIRMWARE = "firmware"
 _CHUNK_OVERHEAD = 64  # protobuf fields around a chunk's data
 _CONFIRM_FRAMES = 3  # frames a firmware on trial must process before it confirms
 _MAX_BLOCK_FAILURES = 3  # a block that fails its hash this often is not a transmission error
@@ -71,35 +68,6 @@ _MAX_BLOCK_FAILURES = 3  # a block that fails its hash this often is not a trans
 def transfer_tag(sha256_hex: str) -> int:
     """The 32-bit tag that names a transfer in every chunk: the payload sha256's first 4 bytes."""
     return int(struct.unpack("<I", bytes.fromhex(sha256_hex[:8]))[0])
-
-
-def crash_point(step: str) -> None:
-    """kill -9 this process when ``$SEEDCAM_FW_CRASH_AT`` names ``step`` (a test hook)."""
-    if os.environ.get(CRASH_ENV) == step:
-        log.warning("crash point %s: killing the firmware", step)
-        os.kill(os.getpid(), signal.SIGKILL)
-
-
-class UpdateHost(Protocol):
-    """What the update service needs from the daemon."""
-
-    firmware_version: str
-
-    def load_task(self, task: str, manifest: Path, precision: str) -> Any:
-        """Load ``task`` with the model in ``manifest`` (not yet running); raises SensorError."""
-        ...
-
-    def swap_task(self, task: Any) -> None:
-        """Make a task from :meth:`load_task` the running one."""
-        ...
-
-    def request_restart(self) -> None:
-        """Stop the firmware with the restart exit code (the supervisor boots the trial slot)."""
-        ...
-
-    def health(self) -> Health:
-        """The current health report."""
-        ...
 
 
 class UpdateService:
@@ -130,8 +98,11 @@ class UpdateService:
         self.enabled = bool(config.dir)
         if self.enabled:
             root = Path(config.dir)
-            self.store = SlotStore(root / "slots", before_pointer_flip=lambda: crash_point("during_activate"))
+            self.store = SlotStore(root / "slots", at_step=crash_point)
             self.journal = TransferJournal(root / "staging")
+            self.installer = Installer(
+                self.store, host, reserve_bytes=int(config.reserve_mb * 1_000_000), num_threads=num_threads
+            )
 
     # ------------------------------------------------------------------ boot
 
@@ -139,8 +110,6 @@ class UpdateService:
         """``cfg`` with every task that has an intact active slot pointed at that slot's model."""
         if not self.enabled:
             return cfg
-        from seedcam_firmware.config import config_set
-
         for task in KNOWN_TASKS:
             state = self.store.state(task)
             for slot in (state.active, state.previous):
@@ -176,8 +145,6 @@ class UpdateService:
                 thread.join(timeout=5.0)
 
     def _confirm_trial(self, slot: str) -> None:
-        import seedcam_firmware
-
         here = Path(seedcam_firmware.__file__).resolve()
         if not here.is_relative_to(self.store.slot_dir(FIRMWARE, slot).resolve()):
             # not the slot's code (its tree is gone and Python found another copy): never confirm
@@ -233,7 +200,7 @@ class UpdateService:
                 self._in_worker(reply, lambda: self._on_slot_request(kind, getattr(request, kind)))
             else:
                 reply(_refusal(pb.STATUS_UNSUPPORTED, "unsupported", f"update request {kind or '(empty)'}"))
-        except UpdateRefused as exc:
+        except UpdateRefusal as exc:
             reply(_refusal(exc.status, exc.reason, str(exc)))
         except Exception as exc:  # a bug answers INTERNAL instead of killing the link
             log.exception("update request %s failed", kind)
@@ -241,7 +208,7 @@ class UpdateService:
 
     def _check_idle(self) -> None:
         if self._busy:
-            raise UpdateRefused("busy", "an installation is running; try again when it has finished", pb.STATUS_BUSY)
+            raise UpdateRefusal("busy", "an installation is running; try again when it has finished", pb.STATUS_BUSY)
 
     def _in_worker(
         self, reply: Callable[[bytes], None], work: Callable[[], pb.UpdateResponse], tag: Hashable | None = None
@@ -264,7 +231,7 @@ class UpdateService:
         def run() -> None:
             try:
                 response = work()
-            except UpdateRefused as exc:
+            except UpdateRefusal as exc:
                 response = pb.UpdateResponse(status=exc.status, reason=exc.reason, message=str(exc))
             except Exception as exc:
                 log.exception("update work failed")
@@ -293,8 +260,18 @@ class UpdateService:
             header = BundleHeader.parse(begin.header)
             signature = Signature.from_bytes(begin.signature)
         except BundleError as exc:
-            raise UpdateRefused("header", str(exc)) from exc
+            raise UpdateRefusal("header", str(exc)) from exc
         group = self._check_header(header, signature)
+        installed = self.installer.installed(header)
+        if installed is not None:  # a re-push (its end's answer lost?): nothing to send, no slot to change
+            if self.journal.matches(header):
+                self.journal.clear()
+            where = f"{group} slot {installed.slot}" + (" (active)" if installed.activated else "")
+            log.info("%s is already installed in %s", header.id, where)
+            message = f"{header.id} is already installed in {where}"
+            return pb.UpdateResponse(installed=installed, reason="already_installed", message=message)
+        if header.kind == "firmware":
+            self.installer.check_firmware_bootable()
         # on the worker, with the service marked busy: chunks, ends and aborts are refused meanwhile, so
         # the journal is ours without holding the lock through a resume's rehash (the reader needs the lock)
         have = self.journal.next_offset if self.journal.matches(header) else 0
@@ -305,7 +282,10 @@ class UpdateService:
             self._bad_blocks.clear()
         crash_point("after_begin")
         log.info(
-            "receiving %s for %s: %d bytes%s", header.id, group, header.size,
+            "receiving %s for %s: %d bytes%s",
+            header.id,
+            group,
+            header.size,
             f", resuming at {self.journal.next_offset}" if resumed else "",
         )
         return pb.UpdateResponse(state=self._state(resumed))
@@ -314,59 +294,41 @@ class UpdateService:
         """All checks that need no data; returns the slot group.
 
         Raises:
-            UpdateRefused: see the reasons in the module docstring.
+            UpdateRefusal: see the reasons in the module docstring.
         """
         if self._keys:
             try:
                 verify_signature(header, signature, self._keys)
             except SignatureError as exc:
-                raise UpdateRefused(exc.reason, str(exc)) from exc
+                raise UpdateRefusal(exc.reason, str(exc)) from exc
         if header.target not in ("any", self.config.target):
-            raise UpdateRefused("target", f"bundle is for board {header.target!r}, this is {self.config.target!r}")
+            raise UpdateRefusal("target", f"bundle is for board {header.target!r}, this is {self.config.target!r}")
         if header.kind == "model":
             group = header.task
             if group not in KNOWN_TASKS:
                 known = ", ".join(KNOWN_TASKS)
-                raise UpdateRefused("task", f"bundle is for task {group!r}, the firmware knows {known}")
+                raise UpdateRefusal("task", f"bundle is for task {group!r}, the firmware knows {known}")
         else:
             group = FIRMWARE
             if header.file("wheel") is None:
-                raise UpdateRefused("header", "a firmware bundle must carry a wheel")
-            self._check_firmware_bootable()
+                raise UpdateRefusal("header", "a firmware bundle must carry a wheel")
         floor = self.store.state(group).counter
         if header.security_counter < floor:
-            raise UpdateRefused(
+            raise UpdateRefusal(
                 "counter", f"security counter {header.security_counter} is below the device's {floor} for {group}"
             )
         if _version(header.min_firmware_version) > _version(self._host.firmware_version):
-            raise UpdateRefused(
-                "firmware_version", f"bundle needs firmware >= {header.min_firmware_version}, "
-                f"running {self._host.firmware_version}",
+            raise UpdateRefusal(
+                "firmware_version",
+                f"bundle needs firmware >= {header.min_firmware_version}, running {self._host.firmware_version}",
             )
         return group
-
-    def _check_firmware_bootable(self) -> None:
-        """A new firmware needs the supervisor to boot it, and no other firmware on trial.
-
-        Raises:
-            UpdateRefused: ``unsupervised`` (nothing would boot it: the host would wait in
-                vain and a trial would stay armed) or ``trial`` (a trial is in progress).
-        """
-        if not os.environ.get(SUPERVISED_ENV):
-            raise UpdateRefused(
-                "unsupervised", "firmware updates need the boot loader: run seedcam-firmware supervise -- ...",
-                pb.STATUS_FAILED_PRECONDITION,
-            )
-        trial = self.store.state(FIRMWARE).trial
-        if trial is not None:
-            raise UpdateRefused("trial", f"firmware slot {trial} is on trial; try again when it has confirmed",
-                                pb.STATUS_BUSY)
 
     def _check_space(self, needed: int) -> None:
         free = shutil.disk_usage(self.journal.folder).free
         reserve = int(self.config.reserve_mb * 1_000_000)
         if free - needed < reserve:
-            raise UpdateRefused("no_space", f"needs {needed} bytes plus a {reserve}-byte reserve; {free} free")
+            raise UpdateRefusal("no_space", f"needs {needed} bytes plus a {reserve}-byte reserve; {free} free")
 
     def _state(self, resumed: bool = False) -> pb.TransferState:
         header = self.journal.header
@@ -383,7 +345,7 @@ class UpdateService:
         with self._lock:
             header = self.journal.header
             if header is None or transfer_tag(header.sha256) != chunk.transfer_tag or self._busy:
-                raise UpdateRefused(
+                raise UpdateRefusal(
                     "no_transfer", "no transfer of this bundle is open; send begin", pb.STATUS_FAILED_PRECONDITION
                 )
             was_complete = self.journal.complete
@@ -394,9 +356,10 @@ class UpdateService:
                 self._bad_blocks[self.journal.next_offset] = failures
                 if failures >= _MAX_BLOCK_FAILURES:  # the same block, resent and still wrong: the bundle is
                     self.journal.clear()  # not what its signed header says
-                    raise UpdateRefused(
-                        "tampered", f"tampered: the block at {response.state.next_offset} failed its hash "
-                        f"{failures} times", pb.STATUS_FAILED_PRECONDITION,
+                    raise UpdateRefusal(
+                        "tampered",
+                        f"tampered: the block at {response.state.next_offset} failed its hash {failures} times",
+                        pb.STATUS_FAILED_PRECONDITION,
                     )
                 response.reason = "block_hash"
                 response.message = f"a block failed its hash; resend from {self.journal.next_offset}"
@@ -419,16 +382,17 @@ class UpdateService:
             self._check_idle()  # a begin may be rewriting the journal
             header = self.journal.header
             if header is None or transfer_tag(header.sha256) != end.transfer_tag:
-                raise UpdateRefused(
+                raise UpdateRefusal(
                     "no_transfer", "no transfer of this bundle is open; send begin", pb.STATUS_FAILED_PRECONDITION
                 )
             if not self.journal.complete:
-                raise UpdateRefused(
-                    "truncated", f"truncated: {self.journal.next_offset} of {header.size} bytes received",
+                raise UpdateRefusal(
+                    "truncated",
+                    f"truncated: {self.journal.next_offset} of {header.size} bytes received",
                     pb.STATUS_FAILED_PRECONDITION,
                 )
             if end.sha256 and end.sha256 != header.sha256:
-                raise UpdateRefused("sha256", "the host's sha256 differs from the bundle header's")
+                raise UpdateRefusal("sha256", "the host's sha256 differs from the bundle header's")
         self._in_worker(reply, lambda: self._install(header, end.activate), tag=end.transfer_tag)
 
     # ------------------------------------------------------------------ install
@@ -437,112 +401,42 @@ class UpdateService:
         stored = self.journal.payload_sha256()
         if stored != header.sha256:
             self.journal.clear()
-            raise UpdateRefused("sha256", f"stored payload sha256 {stored[:12]}... differs from the header's")
+            raise UpdateRefusal("sha256", f"stored payload sha256 {stored[:12]}... differs from the header's")
         self.journal.mark_stored()
-        group = header.task if header.kind == "model" else FIRMWARE
-        slot = self.store.inactive_slot(group)
-        staged = self.store.prepare(group, slot)
-        for entry in header.files:
-            (staged / entry.name).write_bytes(self.journal.read(entry.offset, entry.size))
-        if header.kind == "firmware":
-            free = shutil.disk_usage(staged).free - int(self.config.reserve_mb * 1_000_000)
-            wheel = header.file("wheel")
-            assert wheel is not None  # checked at begin
-            _unpack_wheel(staged / wheel.name, staged, max_bytes=free)
-        slot_dir = self.store.commit(group, slot, staged, header.raw, self.journal.signature)
         try:
-            report = (
-                self._install_firmware(header, slot, slot_dir)
-                if header.kind == "firmware"
-                else self._install_model(header, group, slot, slot_dir, activate)
-            )
-        except UpdateRefused:
-            self.store.delete(group, slot)  # a bundle that failed its self-test can never be activated
-            self.journal.clear()
+            report = self.installer.install(header, self.journal, activate)
+        except UpdateRefusal:
+            self.journal.clear()  # refused: a push again starts over (and is refused again)
             raise
         self.journal.clear()
         return pb.UpdateResponse(installed=report)
-
-    def _install_model(
-        self, header: BundleHeader, task: str, slot: str, slot_dir: Path, activate: bool
-    ) -> pb.InstallReport:
-        crash_point("during_selftest")
-        _, error = selftest_model(slot_dir, header, num_threads=self._num_threads)
-        log.info("%s passed its self-test in %s/%s (max error %.3g)", header.id, task, slot, error)
-        report = pb.InstallReport(name=task, slot=slot, bundle_id=header.id, selftest_max_error=error)
-        if activate:
-            report.previous_slot = self._activate_model(task, slot, header) or ""
-            report.activated = True
-        return report
-
-    def _activate_model(self, task: str, slot: str, header: BundleHeader) -> str | None:
-        """Load the slot's model as the task, flip the pointer, swap the running task; returns the old slot."""
-        try:
-            loaded = self._host.load_task(
-                task, self.store.slot_dir(task, slot) / "manifest.json", header.fields.get("precision", "int8")
-            )
-        except SensorError as exc:
-            raise UpdateRefused("model", f"the {task} task cannot use the model: {exc}") from exc
-        state = self.store.activate(task, slot)
-        self._host.swap_task(loaded)
-        log.info("%s is now the active %s model (slot %s)", header.id, task, slot)
-        return state.previous
-
-    def _install_firmware(self, header: BundleHeader, slot: str, slot_dir: Path) -> pb.InstallReport:
-        crash_point("during_selftest")
-        selftest_firmware(slot_dir, header)
-        state = self.store.state(FIRMWARE)
-        self.store.write_state(FIRMWARE, replace(state, trial=slot, trial_started=False), flip=True)
-        log.warning("firmware %s installed in slot %s; restarting into it on trial", header.version, slot)
-        return pb.InstallReport(name=FIRMWARE, slot=slot, bundle_id=header.id, restart_pending=True)
 
     # ------------------------------------------------------------------ slots
 
     def _on_slot_request(self, kind: str, request: pb.SlotRequest) -> pb.UpdateResponse:
         group = request.name
         if group not in (*KNOWN_TASKS, FIRMWARE):
-            raise UpdateRefused("not_found", f"no slot group {group!r}", pb.STATUS_NOT_FOUND)
+            raise UpdateRefusal("not_found", f"no slot group {group!r}", pb.STATUS_NOT_FOUND)
         state = self.store.state(group)
         slot = request.slot or (state.previous if kind == "rollback" else "")
         if not slot:
-            raise UpdateRefused(
+            raise UpdateRefusal(
                 "no_previous", f"{group} has no previous slot to roll back to", pb.STATUS_FAILED_PRECONDITION
             )
         if slot not in ("a", "b"):
-            raise UpdateRefused("not_found", f"no slot {slot!r}; slots are a and b", pb.STATUS_NOT_FOUND)
+            raise UpdateRefusal("not_found", f"no slot {slot!r}; slots are a and b", pb.STATUS_NOT_FOUND)
         if state.trial == slot:
-            raise UpdateRefused("trial", f"slot {group}/{slot} is on trial; wait for its outcome", pb.STATUS_BUSY)
+            raise UpdateRefusal("trial", f"slot {group}/{slot} is on trial; wait for its outcome", pb.STATUS_BUSY)
         if kind == "delete":
             if state.active == slot:
-                raise UpdateRefused(
-                    "active", f"slot {group}/{slot} is active; activate the other one first",
+                raise UpdateRefusal(
+                    "active",
+                    f"slot {group}/{slot} is active; activate the other one first",
                     pb.STATUS_FAILED_PRECONDITION,
                 )
             self.store.delete(group, slot)
             return pb.UpdateResponse(slots=self._slot_list())
-        try:
-            header = self.store.verify(group, slot)
-        except BundleError as exc:
-            raise UpdateRefused("empty_slot", str(exc), pb.STATUS_FAILED_PRECONDITION) from exc
-        if header.security_counter < state.counter:  # no way back below the floor, not even by rollback
-            raise UpdateRefused(
-                "counter", f"slot {group}/{slot} has security counter {header.security_counter}, below the "
-                f"device's {state.counter} for {group}", pb.STATUS_FAILED_PRECONDITION,
-            )
-        if group == FIRMWARE:
-            self._check_firmware_bootable()
-            self.store.write_state(FIRMWARE, replace(state, trial=slot, trial_started=False), flip=True)
-            return pb.UpdateResponse(
-                installed=pb.InstallReport(name=group, slot=slot, bundle_id=header.id, restart_pending=True)
-            )
-        _, error = selftest_model(self.store.slot_dir(group, slot), header, num_threads=self._num_threads)
-        previous = self._activate_model(group, slot, header)
-        return pb.UpdateResponse(
-            installed=pb.InstallReport(
-                name=group, slot=slot, bundle_id=header.id, activated=True,
-                selftest_max_error=error, previous_slot=previous or "",
-            )
-        )
+        return pb.UpdateResponse(installed=self.installer.activate_slot(group, slot))
 
     def _slot_list(self) -> pb.SlotList:
         out = pb.SlotList()
@@ -564,7 +458,7 @@ class UpdateService:
         return out
 
 
-def _refusal(status: int, reason: str, message: str) -> bytes:
+def _refusal(status: pb.StatusCode, reason: str, message: str) -> bytes:
     return pb.UpdateResponse(status=status, reason=reason, message=message).SerializeToString()
 
 
@@ -572,39 +466,4 @@ def _version(text: str) -> tuple[int, ...]:
     try:
         return tuple(int(p) for p in text.split("."))
     except ValueError as exc:
-        raise UpdateRefused("header", f"bad version {text!r}") from exc
-
-
-def _unpack_wheel(wheel: Path, folder: Path, *, max_bytes: int) -> None:
-    """Extract a pure-Python wheel into ``folder`` (what installing it into a slot means).
-
-    Args:
-        wheel: the wheel file.
-        folder: the slot's staging folder.
-        max_bytes: the most the unpacked files may take (free space less the reserve).
-
-    Raises:
-        UpdateRefused: ``firmware`` for a file that is not a zip or a member with an
-            absolute path, a ``..`` component or landing outside the folder;
-            ``no_space`` when the unpacked size (from the zip's directory, checked
-            before anything is written) exceeds ``max_bytes``.
-    """
-    root = folder.resolve()
-    try:
-        with zipfile.ZipFile(wheel) as zf:
-            members = zf.infolist()
-            for info in members:
-                name = info.filename
-                parts = name.replace("\\", "/").split("/")
-                if name.startswith(("/", "\\")) or ".." in parts or (len(name) > 1 and name[1] == ":"):
-                    raise UpdateRefused("firmware", f"wheel member {name!r} has an absolute path or '..'")
-                if not (folder / name).resolve().is_relative_to(root):
-                    raise UpdateRefused("firmware", f"wheel member {name!r} would land outside the slot")
-            unpacked = sum(info.file_size for info in members)
-            if unpacked > max_bytes:
-                raise UpdateRefused(
-                    "no_space", f"the firmware wheel unpacks to {unpacked} bytes; {max(max_bytes, 0)} can be spared"
-                )
-            zf.extractall(folder)
-    except zipfile.BadZipFile as exc:
-        raise UpdateRefused("firmware", f"the firmware wheel is not a zip: {exc}") from exc
+        raise UpdateRefusal("header", f"bad version {text!r}") from exc

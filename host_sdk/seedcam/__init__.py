@@ -15,14 +15,17 @@ from typing import Any
 
 from seedcam.errors import (
     BundleError,
+    DeviceMismatch,
     LinkBroken,
     NoSensorFound,
     ProtocolError,
     RpcError,
     SensorError,
     SensorTimeout,
+    UpdateRefused,
 )
 from seedcam.sensor import ReconnectEvent, Sensor, SensorStats
+from seedcam.session import Session
 from seedcam.types import (
     Box,
     Classification,
@@ -47,13 +50,16 @@ __all__ = [
     "Sensor",
     "SensorStats",
     "ReconnectEvent",
+    "Session",
     "SensorError",
     "SensorTimeout",
     "LinkBroken",
     "ProtocolError",
     "RpcError",
     "BundleError",
+    "UpdateRefused",
     "NoSensorFound",
+    "DeviceMismatch",
     "Box",
     "Classification",
     "ConfigValue",

@@ -17,7 +17,10 @@ The header is everything a device needs to decide *before* it accepts data:
 ``block_size`` and per-block sha256 ``block_hashes`` (so a receiver checks
 every block as it arrives and knows after a power cut which blocks it already
 holds), and ``files`` (name, offset, size, sha256, role). Model bundles also
-carry ``precision`` and the ``selftest`` tolerances.
+carry ``precision`` and the ``selftest`` tolerances. The schema and its bounds (a
+u32 ``security_counter``, plain file names of at most :data:`MAX_FILE_NAME`
+characters, none of them reserved) are in :mod:`seedcam._bundle_schema`: the SDK
+refuses a bundle before sending it by the same check the device makes at begin.
 
 The signature is ed25519 over ``SIGNING_CONTEXT + header``: signing the header
 signs the payload through its sha256 and block hashes. Parsing and building
@@ -36,12 +39,26 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from seedcam._bundle_schema import (
+    FORMAT,
+    HEADER_FILE,
+    KINDS,
+    MAX_FILE_NAME,
+    MIN_BLOCK_SIZE,
+    SIGNATURE_FILE,
+    check_header_fields,
+)
+from seedcam._bundle_schema import U32_MAX as MAX_SECURITY_COUNTER
 from seedcam.errors import BundleError
 
 __all__ = [
     "MAGIC",
     "SIGNING_CONTEXT",
     "DEFAULT_BLOCK_SIZE",
+    "HEADER_FILE",
+    "MAX_FILE_NAME",
+    "MAX_SECURITY_COUNTER",
+    "SIGNATURE_FILE",
     "Bundle",
     "BundleFile",
     "BundleHeader",
@@ -61,25 +78,9 @@ __all__ = [
 MAGIC = b"SCBUNDL1"
 SIGNING_CONTEXT = b"seedcam-bundle-v1\x00"
 DEFAULT_BLOCK_SIZE = 16384
-FORMAT = 1
-KINDS = ("model", "firmware")
 _U32 = struct.Struct("<I")
 _MAX_HEADER = 1 << 20
 _MAX_SIGNATURE = 4096
-_REQUIRED = (
-    "format",
-    "kind",
-    "name",
-    "version",
-    "target",
-    "security_counter",
-    "min_firmware_version",
-    "size",
-    "sha256",
-    "block_size",
-    "block_hashes",
-    "files",
-)
 
 
 @dataclass(frozen=True)
@@ -125,8 +126,8 @@ class Signature:
         try:
             raw = json.loads(data)
             return cls(str(raw["key_id"]), bytes.fromhex(raw["sig"]), str(raw["alg"]))
-        except (ValueError, KeyError, TypeError) as exc:
-            raise BundleError(f"malformed signature block: {exc}") from exc
+        except (ValueError, KeyError, TypeError, RecursionError) as exc:
+            raise BundleError(f"malformed signature block: {str(exc)[:200]}") from exc
 
 
 @dataclass(frozen=True)
@@ -146,40 +147,17 @@ class BundleHeader:
         """Decode and check a header.
 
         Raises:
-            BundleError: not JSON, a missing or ill-typed field, or inconsistent sizes.
+            BundleError: not JSON (or nested too deep), a missing or ill-typed field, a value
+                out of bounds (security counter, file names) or inconsistent sizes.
         """
         try:
             fields = json.loads(raw)
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise BundleError(f"bundle header is not JSON: {exc}") from exc
+        except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+            raise BundleError(f"bundle header is not JSON: {str(exc)[:200]}") from exc
         if not isinstance(fields, dict):
             raise BundleError("bundle header must be a JSON object")
-        missing = [k for k in _REQUIRED if k not in fields]
-        if missing:
-            raise BundleError(f"bundle header lacks {', '.join(missing)}")
-        if fields["format"] != FORMAT:
-            raise BundleError(f"unsupported bundle format {fields['format']!r} (this code reads {FORMAT})")
-        if fields["kind"] not in KINDS:
-            raise BundleError(f"unknown bundle kind {fields['kind']!r}; expected one of {KINDS}")
-        header = cls(raw, fields)
-        header._check()
-        return header
-
-    def _check(self) -> None:
-        size, block = self.size, self.block_size
-        if not isinstance(size, int) or size < 0 or not isinstance(block, int) or block < 512:
-            raise BundleError(f"bundle header has a bad size {size!r} or block_size {block!r}")
-        if len(self.block_hashes) != -(-size // block):
-            raise BundleError(f"bundle header lists {len(self.block_hashes)} block hashes for {size} bytes")
-        if not isinstance(self.security_counter, int) or self.security_counter < 0:
-            raise BundleError(f"bad security_counter {self.security_counter!r}")
-        end = 0
-        for f in self.files:
-            if f.offset != end or f.size < 0 or "/" in f.name or f.name in ("", ".", ".."):
-                raise BundleError(f"bundle file entry {f.name!r} is out of place or badly named")
-            end += f.size
-        if end != size:
-            raise BundleError(f"bundle files add up to {end} bytes, the header says {size}")
+        check_header_fields(fields)
+        return cls(raw, fields)
 
     @property
     def kind(self) -> str:
@@ -321,13 +299,14 @@ def build_bundle(
         extra: further header fields (``task``, ``precision``, ``selftest`` ...).
 
     Raises:
-        ValueError: an unknown kind, a bad block size or file name.
-        BundleError: the header comes out inconsistent.
+        ValueError: an unknown kind or a bad block size.
+        BundleError: the header comes out outside the schema: a file name that is not
+            plain, a security counter beyond u32 (see :mod:`seedcam._bundle_schema`).
     """
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
-    if block_size < 512:
-        raise ValueError("block_size must be at least 512")
+    if block_size < MIN_BLOCK_SIZE:
+        raise ValueError(f"block_size must be at least {MIN_BLOCK_SIZE}")
     payload = b"".join(data for _, _, data in files)
     entries, offset = [], 0
     for fname, role, data in files:

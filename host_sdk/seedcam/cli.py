@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import dataclasses
-import enum
 import json
 import signal
 import sys
@@ -18,33 +16,19 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
 import seedcam
+from seedcam._cli_common import EXIT_DEVICE, EXIT_INTERRUPTED, EXIT_OK, EXIT_USER, to_jsonable
+from seedcam.agv.cli import add_agv_commands
+from seedcam.cli_updates import add_update_commands
 from seedcam.discovery import PORT_ENV
 from seedcam.errors import NoSensorFound, RpcError, SensorError
 from seedcam.types import Result
 
 __all__ = ["main", "format_result", "to_jsonable"]
 
-EXIT_OK, EXIT_USER, EXIT_DEVICE = 0, 1, 2
-EXIT_INTERRUPTED = 130  # the shell's code for Ctrl-C
 _USER_STATUSES = {"INVALID_ARGUMENT", "NOT_FOUND"}
-
-
-def to_jsonable(value: Any) -> Any:
-    """Dataclasses, enums, tuples and bytes → plain JSON types."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: to_jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
-    if isinstance(value, enum.Enum):
-        return value.value
-    if isinstance(value, dict):
-        return {str(k): to_jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [to_jsonable(v) for v in value]
-    if isinstance(value, bytes):
-        return value.hex()
-    return value
 
 
 def format_result(result: Result) -> str:
@@ -203,17 +187,13 @@ def _parser() -> argparse.ArgumentParser:
     models = commands.add_parser("models", help="list the models on the device")
     models.add_argument("--json", action="store_true")
     models.set_defaults(func=cmd_models)
-    from seedcam.cli_updates import add_update_commands  # models list|push|activate|rollback|delete, flash
-
-    add_update_commands(commands, models, cmd_models)
+    add_update_commands(commands, models, cmd_models)  # models list|push|activate|rollback|delete, flash
 
     snapshot = commands.add_parser("snapshot", help="save a JPEG of the current camera frame")
     snapshot.add_argument("-o", "--output", type=Path, required=True)
     snapshot.add_argument("-q", "--quality", type=int, default=0, help="JPEG quality 1..100 (default: device's)")
     snapshot.set_defaults(func=cmd_snapshot)
-    from seedcam.agv.cli import add_agv_commands  # agv-sim, agv-bench: the closed-loop simulator
-
-    add_agv_commands(commands)
+    add_agv_commands(commands)  # agv-sim, agv-bench: the closed-loop simulator
     return parser
 
 

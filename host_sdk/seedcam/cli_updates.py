@@ -19,12 +19,11 @@ from typing import Any, TextIO
 
 import seedcam
 from seedcam import updates
+from seedcam._cli_common import EXIT_OK, Command, to_jsonable
 from seedcam.bundle import read_bundle
 from seedcam.errors import BundleError, UpdateRefused
 
 __all__ = ["add_update_commands"]
-
-Command = Callable[[argparse.Namespace, TextIO], int]
 
 
 @contextmanager
@@ -76,9 +75,17 @@ def _describe(install: updates.InstallResult) -> str:
     )
 
 
-def _print_slots(groups: tuple[updates.SlotGroup, ...], out: TextIO, as_json: bool) -> None:
-    from seedcam.cli import to_jsonable
+def _describe_held(install: updates.InstallResult) -> str:
+    """A push the sensor answered from a slot that already held the bundle."""
+    state = "on trial" if install.restart_pending else "active" if install.activated else "not active"
+    previous = f"; previous slot {install.previous_slot} kept for rollback" if install.previous_slot else ""
+    return (
+        f"{install.bundle_id} is already installed in {install.name} slot {install.slot} ({state}){previous}; "
+        "nothing was sent"
+    )
 
+
+def _print_slots(groups: tuple[updates.SlotGroup, ...], out: TextIO, as_json: bool) -> None:
     if as_json:
         for group in groups:
             out.write(json.dumps(to_jsonable(group)) + "\n")
@@ -102,18 +109,21 @@ def _models_action(args: argparse.Namespace, out: TextIO) -> int:
     with seedcam.open(args.port, serial=args.serial, timeout=args.timeout) as sensor:
         if args.action == "list":
             _print_slots(updates.list_slots(sensor), out, args.json)
-            return 0
+            return EXIT_OK
         if args.action == "push":
             with _progress_bar(not args.quiet, Path(args.target).name) as progress:
                 result = updates.push_bundle(
                     sensor, args.target, activate=not args.no_activate, progress=progress, resume_timeout=args.resume
                 )
+            if result.already_installed:
+                out.write(_describe_held(result.install) + "\n")
+                return EXIT_OK
             resumed = f", resumed at byte {result.resumed_from}" if result.resumed_from else ""
             out.write(
                 f"{_describe(result.install)}\n{result.payload_size} bytes in {result.seconds:.1f} s "
                 f"({result.data_rate_bps / 1024:.1f} KiB/s{resumed})\n"
             )
-            return 0
+            return EXIT_OK
         if args.target is None:
             raise ValueError(f"models {args.action} needs a task name, e.g. lane")
         if args.action == "activate":
@@ -126,7 +136,7 @@ def _models_action(args: argparse.Namespace, out: TextIO) -> int:
             if args.slot is None:
                 raise ValueError("models delete needs TASK and SLOT (a or b)")
             _print_slots(updates.delete_slot(sensor, args.target, args.slot), out, args.json)
-    return 0
+    return EXIT_OK
 
 
 def cmd_flash(args: argparse.Namespace, out: TextIO) -> int:
@@ -137,7 +147,7 @@ def cmd_flash(args: argparse.Namespace, out: TextIO) -> int:
         with _progress_bar(not args.quiet, Path(args.bundle).name) as progress:
             result = updates.flash(sensor, args.bundle, progress=progress, confirm_timeout=args.confirm_timeout)
     out.write(f"firmware {before} -> {result.version} (slot {result.slot}): running and confirmed\n")
-    return 0
+    return EXIT_OK
 
 
 def add_update_commands(
@@ -150,7 +160,9 @@ def add_update_commands(
     ``seedcam models`` alone keeps listing the running models (``list_models``).
     """
     models.add_argument(
-        "action", nargs="?", choices=("list", "push", "activate", "rollback", "delete"),
+        "action",
+        nargs="?",
+        choices=("list", "push", "activate", "rollback", "delete"),
         help="list: slots on the sensor; push BUNDLE; activate TASK SLOT; rollback TASK; delete TASK SLOT",
     )
     models.add_argument("target", nargs="?", help="a bundle file (push) or a task name, e.g. lane")

@@ -17,6 +17,7 @@ __all__ = [
     "BundleError",
     "UpdateRefused",
     "NoSensorFound",
+    "DeviceMismatch",
 ]
 
 
@@ -59,12 +60,18 @@ class BundleError(SensorError):
 class UpdateRefused(BundleError):
     """The sensor refused an update (a bundle, or a slot request such as a rollback).
 
+    Raised on the host by :mod:`seedcam.updates` when the device answers an
+    update request with a refusal, or when a flashed firmware did not confirm
+    its health and the sensor went back to the previous one (``reverted``).
+
     Attributes:
         reason: the device's machine-readable cause: ``bad_signature``, ``unsigned``,
             ``unknown_key``, ``counter``, ``target``, ``truncated``, ``sha256``,
             ``not_tflite``, ``input_shape``, ``selftest_nan``, ``selftest_mismatch``,
-            ``model``, ``no_space``, ``busy``, ``reverted`` (a firmware that did not
-            confirm its health) ...
+            ``model``, ``no_space``, ``busy``, ``header`` (outside the header's schema
+            or bounds), ``identity`` (the header names another model or firmware than
+            its manifest or wheel), ``reverted`` (a firmware that did not confirm its
+            health) ...
         status: the device's status code name, e.g. ``"INVALID_ARGUMENT"``.
         detail: the device's message.
     """
@@ -78,3 +85,34 @@ class UpdateRefused(BundleError):
 
 class NoSensorFound(SensorError, LookupError):
     """Discovery found no sensor, or several where exactly one was needed."""
+
+
+class DeviceMismatch(SensorError):
+    """The link now leads to another device than the one first connected to.
+
+    Raised when a reconnect (or a firmware restart behind a port that stayed open)
+    brings up a device whose serial number or board differs from the one the
+    session first met: another board took over a ``--pty-link`` symlink or a USB
+    serial path. The session stops: calls that waited for the link, and every later
+    call, raise this error, and a push in progress stops instead of resuming on the
+    other device. An empty serial number or board (a device that does not report
+    one) is not compared.
+
+    Attributes:
+        url: the port or URL.
+        expected_serial, expected_board: the device first connected to.
+        found_serial, found_board: the device there now.
+    """
+
+    def __init__(
+        self, url: str, expected_serial: str, expected_board: str, found_serial: str, found_board: str
+    ) -> None:
+        super().__init__(
+            f"{url} leads to another device now: expected serial {expected_serial or '(none)'} on board "
+            f"{expected_board or '(none)'}, found serial {found_serial or '(none)'} on board {found_board or '(none)'}"
+        )
+        self.url = url
+        self.expected_serial = expected_serial
+        self.expected_board = expected_board
+        self.found_serial = found_serial
+        self.found_board = found_board

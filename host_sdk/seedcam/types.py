@@ -204,11 +204,13 @@ class LinkStats:
     oversize: int = 0
     bad_version: int = 0
     bytes_dropped: int = 0
+    duplicates: int = 0  #: frames dropped because their sequence number was seen already (duplicates, replays)
+    bad_flags: int = 0  #: frames refused for an undefined flag bit
 
     @property
     def corrupted(self) -> int:
-        """Frames that arrived damaged, all reasons together."""
-        return self.crc_errors + self.decode_errors + self.oversize + self.bad_version
+        """Frames that arrived damaged or malformed, all reasons together (duplicates are not among them)."""
+        return self.crc_errors + self.decode_errors + self.oversize + self.bad_version + self.bad_flags
 
 
 @dataclass(frozen=True)

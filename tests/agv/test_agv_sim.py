@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from seedcam import cli
-from seedcam.agv.sim import SimOptions, detector_available, run_simulation
+from seedcam_firmware.agv_sim import SimOptions, detector_available, run_simulation
 
 pytestmark = pytest.mark.e2e
 
@@ -60,7 +60,7 @@ def test_a_cut_link_gives_throttle_zero_within_150_ms(tmp_path: Path) -> None:
 @needs_detector
 @pytest.mark.parametrize("seed", [2, 3])
 def test_stop_sign_full_stop_before_the_line_for_2_s_then_go(tmp_path: Path, seed: int) -> None:
-    from seedcam.agv.sim import default_track
+    from seedcam_firmware.agv_sim import default_track
 
     line = default_track().stop_lines[0]
     run = run_simulation(SimOptions(seed=seed, start_s=line - 2.3, distance_m=3.3, workdir=str(tmp_path)))

@@ -7,24 +7,16 @@ import os
 import time
 
 import pytest
+from helpers import wait_until
 
 from seedcam.agv import DriveCommand, SerialMotorController
 from seedcam.agv.serial_motor import Telemetry, checksum, encode_drive, parse_line
-from seedcam.agv.sim import BicycleModel, ImpairedLink, LinkImpairment, Track, VehicleParams, default_track
-from seedcam.agv.sim.scene import scene_message
 from seedcam.errors import ProtocolError
 from seedcam.protocol.framing import Channel, Decoder, Encoder
 from seedcam.transport import open_transport
 from seedcam.transport.pty_device import PtyDeviceTransport
-
-
-def wait_until(condition, timeout: float, what: str) -> None:  # noqa: ANN001
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-        time.sleep(0.01)  # polling a condition with a deadline
-
+from seedcam_firmware.agv_sim import BicycleModel, ImpairedLink, LinkImpairment, Track, VehicleParams, default_track
+from seedcam_firmware.agv_sim.scene import scene_message
 
 # ---------------------------------------------------------------------------- track and car
 
@@ -111,7 +103,7 @@ def test_impaired_link_delays_everything_and_drops_only_result_frames(tmp_path) 
         assert first_at is not None and first_at - sent_at >= 0.05
         results = [f for f in frames if f.channel == Channel.RESULT]
         assert 30 <= len(results) <= 70
-        assert link.counters["dropped"] == 100 - len(results)
+        assert link.counters.dropped == 100 - len(results)
         assert dec.counters.crc_errors == 0
         link.cut()
         device.write(enc.encode(Channel.CONTROL, b"after the cut"), 1.0)
@@ -167,7 +159,7 @@ def test_serial_motor_controller_on_a_pty() -> None:
 
 
 def test_error_statistics_count_only_samples_taken_while_moving() -> None:
-    from seedcam.agv.sim.metrics import MOVING_MPS, RunMetrics, Sample, error_stats, summarise
+    from seedcam_firmware.agv_sim.metrics import MOVING_MPS, RunMetrics, Sample, error_stats, summarise
 
     def sample(error_m: float, speed_mps: float) -> Sample:
         return Sample(0.0, 0.0, 0.0, 0.0, error_m, 0.0, speed_mps, "lane")

@@ -5,12 +5,11 @@ from __future__ import annotations
 import hashlib
 import math
 import threading
-import time
 from pathlib import Path
 
 import pytest
-from conftest import MODELS, run_firmware_cli
 from corrupting_proxy import CorruptingProxy
+from helpers import MODELS, run_firmware_cli, wait_until
 
 import seedcam
 from seedcam.transport import open_transport
@@ -26,14 +25,6 @@ def write_scene(path: Path, offset_m: float, heading_rad: float, curvature_per_m
         "lane_width_m = 0.45\nnoise_sigma = 0.01\n"
     )
     return path
-
-
-def wait_until(condition, timeout: float, what: str) -> None:  # noqa: ANN001
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-        time.sleep(0.02)  # polling a condition with a deadline
 
 
 @pytest.mark.parametrize(

@@ -3,29 +3,27 @@
 from __future__ import annotations
 
 import os
-import re
-import signal
-import subprocess
-import sys
-import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from conftest import MODELS, REPO
+from helpers import MODELS, REPO
 
 import seedcam
 from seedcam import updates
 from seedcam.bundle import write_bundle
 from seedcam.errors import UpdateRefused
 from seedcam_firmware import __version__ as INSTALLED
+from seedcam_firmware.launcher import EmulatedBoard
 from seedcam_firmware.transfer import CRASH_ENV
 from seedcam_tools.bundles import build_firmware_bundle, wheel_from_source
 
 pytestmark = pytest.mark.e2e
 
-HANGS_AT_START = "import threading\n\n\ndef main(argv=None):\n    threading.Event().wait()  # never comes up\n\n\n" \
-                 "if __name__ == '__main__':\n    main()\n"
+HANGS_AT_START = (
+    "import threading\n\n\ndef main(argv=None):\n    threading.Event().wait()  # never comes up\n\n\n"
+    "if __name__ == '__main__':\n    main()\n"
+)
 
 
 def firmware_bundle(tmp_path: Path, version: str, **replace: str) -> Path:
@@ -36,40 +34,26 @@ def firmware_bundle(tmp_path: Path, version: str, **replace: str) -> Path:
 @pytest.fixture
 def supervise(tmp_path: Path) -> Iterator[Callable[..., str]]:
     """Start ``seedcam-firmware supervise`` (with extra environment variables); returns the link path."""
-    procs: list[subprocess.Popen[str]] = []
+    boards: list[EmulatedBoard] = []
 
     def start(**env: str) -> str:
-        link = tmp_path / "sensor"
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "seedcam_firmware.cli", "supervise", "--", "--pty-link", str(link), "--fps", "15",
-             "--set", f"updates.dir={tmp_path / 'storage'}", "--set", "updates.confirm_timeout_s=8",
-             "--set", f"models.dir={MODELS}"],
-            stdout=subprocess.PIPE, stderr=(tmp_path / "fw.log").open("w"), text=True, cwd=tmp_path,
+        overrides = {"updates.dir": tmp_path / "storage", "updates.confirm_timeout_s": 8, "models.dir": MODELS}
+        board = EmulatedBoard(
+            "--fps",
+            "15",
+            workdir=tmp_path,
+            overrides=overrides,
+            supervise=True,
             env={**os.environ, **env},
+            log_name="fw.log",
         )
-        procs.append(proc)
-        ready = threading.Event()
-
-        def watch() -> None:
-            for line in proc.stdout:  # type: ignore[union-attr]
-                if re.search(r"link at ", line):
-                    ready.set()
-
-        threading.Thread(target=watch, daemon=True).start()
-        for _ in range(300):  # up to 60 s, failing at once when the supervisor exits
-            if ready.wait(0.2) or proc.poll() is not None:
-                break
-        assert ready.is_set(), (tmp_path / "fw.log").read_text()
-        return str(link)
+        boards.append(board)
+        board.start().wait_ready(60.0)  # fails at once when the supervisor exits
+        return board.link
 
     yield start
-    for proc in procs:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
+    for board in boards:
+        board.terminate(15.0)
 
 
 @pytest.fixture

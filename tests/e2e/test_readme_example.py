@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from seedcam_firmware.launcher import READY_MARK
+
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "ten_lines.py"
 
@@ -82,5 +84,5 @@ def test_readme_command_one_shows_live_lane_results(tmp_path: Path) -> None:
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(5)
-    assert any("link at" in line for line in lines)
+    assert any(READY_MARK in line for line in lines)
     assert any(line.startswith("connected to sensor") for line in lines)

@@ -10,13 +10,12 @@ import hashlib
 import io
 import json
 import threading
-import time
 from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import MODELS
 from corrupting_proxy import CorruptingProxy
+from helpers import MODELS, wait_until
 
 import seedcam
 from seedcam import updates
@@ -35,21 +34,21 @@ SHIPPED_SHA = hashlib.sha256((LANE / "lane_int8.tflite").read_bytes()).hexdigest
 SHIPPED_VERSION = json.loads((LANE / "manifest.json").read_text())["version"]
 
 
-def wait_until(condition, timeout: float, what: str) -> None:  # noqa: ANN001
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-        time.sleep(0.02)  # polling a condition with a deadline
-
-
 def lane_model(sensor: seedcam.Sensor) -> seedcam.ModelInfo:
     (model,) = [m for m in sensor.models() if m.task == "lane"]
     return model
 
 
-def bundle_file(tmp_path: Path, name: str, *, version: str, counter: int = 0, key: bytes | None = None,
-                precision: str = "int8", files=None) -> Path:  # noqa: ANN001
+def bundle_file(
+    tmp_path: Path,
+    name: str,
+    *,
+    version: str,
+    counter: int = 0,
+    key: bytes | None = None,
+    precision: str = "int8",
+    files=None,
+) -> Path:  # noqa: ANN001
     bundle = build_model_bundle(LANE, precision=precision, version=version, security_counter=counter, files=files)
     if key is not None:
         bundle = sign_bundle(bundle, key)
@@ -85,7 +84,9 @@ def test_push_rollback_delete_through_the_cli_while_results_stream(firmware_fact
     (lane,) = [json.loads(line) for line in out.getvalue().splitlines()]
     assert lane["security_counter"] == 2
     assert [(s["slot"], s["version"], s["active"], s["previous"]) for s in lane["slots"]] == [
-        ("a", "1.1.0", False, True), ("b", "1.2.0", True, False)]
+        ("a", "1.1.0", False, True),
+        ("b", "1.2.0", True, False),
+    ]
     assert seedcam_main(["--port", fw.link, "models", "rollback", "lane"], out) == 0
     assert seedcam_main(["--port", fw.link, "models", "delete", "lane", "a"], io.StringIO()) == 2  # active now
     assert seedcam_main(["--port", fw.link, "models", "delete", "lane", "b"], io.StringIO()) == 0
@@ -100,8 +101,19 @@ def test_push_rollback_delete_through_the_cli_while_results_stream(firmware_fact
         assert lane_model(sensor).version == "1.1.0"
 
 
-@pytest.mark.parametrize("step", ["after_begin", "mid_chunks", "after_last_chunk", "during_selftest",
-                                  "during_activate"])
+@pytest.mark.parametrize(
+    "step",
+    [
+        "after_begin",
+        "mid_chunks",
+        "after_last_chunk",
+        "during_staging",
+        "during_selftest",
+        "after_selftest",
+        "during_commit",
+        "during_activate",
+    ],
+)
 def test_kill_9_at_each_step_keeps_the_old_model_and_the_next_push_resumes(
     firmware_factory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, step: str
 ) -> None:
@@ -137,8 +149,9 @@ def test_damaged_chunks_are_rejected_and_resent(firmware_factory, tmp_path: Path
     path = bundle_file(tmp_path, "lane.scb", version="3.0.0", counter=1)
     device_side = open_transport(fw.link)
     proxy_end = open_transport("pair://update-proxy")
-    proxy = CorruptingProxy(device_side, proxy_end, to_host=lambda i: None,
-                            to_device=lambda i: "flip" if i % 4 == 1 else None)
+    proxy = CorruptingProxy(
+        device_side, proxy_end, to_host=lambda i: None, to_device=lambda i: "flip" if i % 4 == 1 else None
+    )
     try:
         with seedcam.open("pair://update-proxy", timeout=5, reconnect=False) as sensor:
             wait_until(lambda: sensor.health is not None, 10, "a health report")
@@ -206,12 +219,31 @@ def test_every_bad_bundle_is_refused_with_its_reason_and_never_activated(firmwar
     cases = {
         "unsigned": bundle_file(tmp_path, "unsigned.scb", version="4.0.0", counter=3),
         "unknown_key": bundle_file(tmp_path, "stranger.scb", version="4.0.0", counter=3, key=stranger.private),
-        "not_tflite": bundle_file(tmp_path, "junk.scb", version="4.0.0", counter=3, key=trusted.private,
-                                  files=variant("x", model=b"\x00" * 4096)),
-        "input_shape": bundle_file(tmp_path, "shape.scb", version="4.0.0", counter=3, key=trusted.private,
-                                   files=variant("x", manifest=json.dumps(manifest).encode())),
-        "selftest_nan": bundle_file(tmp_path, "nan.scb", version="4.0.0", counter=3, key=trusted.private,
-                                    precision="float32", files=variant("nan", golden_input=nan_input.getvalue())),
+        "not_tflite": bundle_file(
+            tmp_path,
+            "junk.scb",
+            version="4.0.0",
+            counter=3,
+            key=trusted.private,
+            files=variant("x", model=b"\x00" * 4096),
+        ),
+        "input_shape": bundle_file(
+            tmp_path,
+            "shape.scb",
+            version="4.0.0",
+            counter=3,
+            key=trusted.private,
+            files=variant("x", manifest=json.dumps(manifest).encode()),
+        ),
+        "selftest_nan": bundle_file(
+            tmp_path,
+            "nan.scb",
+            version="4.0.0",
+            counter=3,
+            key=trusted.private,
+            precision="float32",
+            files=variant("nan", golden_input=nan_input.getvalue()),
+        ),
     }
     good = bundle_file(tmp_path, "good.scb", version="4.1.0", counter=3, key=trusted.private)
     older = bundle_file(tmp_path, "older.scb", version="4.2.0", counter=2, key=trusted.private)
@@ -248,8 +280,12 @@ def test_every_bad_bundle_is_refused_with_its_reason_and_never_activated(firmwar
             from seedcam.bundle import read_bundle
 
             header = read_bundle(good).header
-            channel.call(pb.UpdateRequest(begin=pb.TransferBegin(header=header.raw,
-                                                                  signature=read_bundle(good).signature.to_bytes())), 5)
+            channel.call(
+                pb.UpdateRequest(
+                    begin=pb.TransferBegin(header=header.raw, signature=read_bundle(good).signature.to_bytes())
+                ),
+                5,
+            )
             with pytest.raises(UpdateRefused) as refused:
                 channel.call(pb.UpdateRequest(end=pb.TransferEnd(transfer_tag=transfer_tag(header.sha256))), 5)
             assert refused.value.reason == "truncated"
@@ -280,6 +316,7 @@ def test_push_resumes_by_itself_across_a_firmware_restart(firmware_factory, tmp_
     outcome: dict[str, object] = {}
     seen: list[updates.PushProgress] = []
     with seedcam.open(fw.link, timeout=10) as sensor:
+
         def push() -> None:
             try:
                 outcome["result"] = updates.push_bundle(sensor, path, progress=seen.append, timeout=3)
@@ -311,6 +348,7 @@ def test_an_install_whose_answer_died_with_the_firmware_is_found_not_sent_again(
     monkeypatch.delenv(CRASH_ENV)
     outcome: dict[str, object] = {}
     with seedcam.open(fw.link, timeout=10) as sensor:
+
         def push() -> None:
             try:
                 outcome["result"] = updates.push_bundle(sensor, path, timeout=3)

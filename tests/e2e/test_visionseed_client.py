@@ -11,12 +11,11 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import MODELS
+from helpers import MODELS, wait_until
 from scripted_scenes import STOP_AND_PLATE
 
 from seedcam_firmware import __version__ as FIRMWARE_VERSION
@@ -47,14 +46,6 @@ def visionseed_client(port: str, plan: list[list[Any]], workdir: Path, timeout: 
     )
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(out_file.read_text())
-
-
-def wait_until(condition, timeout: float, what: str) -> None:  # noqa: ANN001
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-        time.sleep(0.05)  # polling a condition with a deadline
 
 
 def link_identity(path: str) -> tuple[int, int] | None:

@@ -26,11 +26,11 @@ from seedcam_firmware.config import (
     to_toml,
 )
 from seedcam_firmware.config_schema import (
-    KNOWN_TASKS,
     check_link_url,
     default_serial_number,
 )
 from seedcam_firmware.errors import ConfigError
+from seedcam_firmware.task_catalog import KNOWN_TASKS
 
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT_TOML = REPO / "firmware" / "config" / "default.toml"
@@ -93,9 +93,7 @@ def test_unknown_section_names_section_and_file(tmp_path: Path) -> None:
         ("camera = 3\n", "camera", "must be a table"),
     ],
 )
-def test_bad_values_name_key_type_and_file(
-    tmp_path: Path, text: str, key: str, words: str
-) -> None:
+def test_bad_values_name_key_type_and_file(tmp_path: Path, text: str, key: str, words: str) -> None:
     path = _write(tmp_path, text)
     with pytest.raises(ConfigError) as err:
         load_config(path, env={})
@@ -130,9 +128,7 @@ def test_precedence_overrides_env_file_defaults(tmp_path: Path) -> None:
 def test_env_unknown_key_and_bad_text_name_the_variable() -> None:
     with pytest.raises(ConfigError, match="SEEDCAM_FW_CAMERA_FSP.*camera.fsp"):
         load_config(None, env={"SEEDCAM_FW_CAMERA_FSP": "1"})
-    with pytest.raises(
-        ConfigError, match="SEEDCAM_FW_CAMERA_LOOP.*camera.loop.*boolean"
-    ):
+    with pytest.raises(ConfigError, match="SEEDCAM_FW_CAMERA_LOOP.*camera.loop.*boolean"):
         load_config(None, env={"SEEDCAM_FW_CAMERA_LOOP": "maybe"})
 
 
@@ -143,10 +139,7 @@ def test_relative_paths_are_relative_to_the_file(tmp_path: Path) -> None:
     cfg = load_config(path, env={})
     assert Path(cfg.camera.path) == tmp_path / "sub" / "clips" / "a.avi"
     assert Path(cfg.models.dir) == tmp_path / "models"
-    assert (
-        cfg.models.manifest_path("lane")
-        == tmp_path / "models" / "lane" / "manifest.json"
-    )
+    assert cfg.models.manifest_path("lane") == tmp_path / "models" / "lane" / "manifest.json"
 
 
 def test_default_toml_loads_and_documents_every_key() -> None:
@@ -171,9 +164,7 @@ def test_get_set_reset_round_trip() -> None:
     assert config_reset(config_set(new, "camera.width", 64), "camera") == cfg
     assert config_reset(config_set(new, "link.baudrate", 115200)) == cfg
     assert config_set(cfg, "camera.device", "2").camera.device == 2
-    assert (
-        config_set(cfg, "camera.device", "/dev/video1").camera.device == "/dev/video1"
-    )
+    assert config_set(cfg, "camera.device", "/dev/video1").camera.device == "/dev/video1"
     assert config_set(cfg, "tasks.enabled", []).tasks.enabled == ()
     both = config_set(cfg, "pipeline", {"queue_depth": 4, "jpeg_quality": 50})
     assert (both.pipeline.queue_depth, both.pipeline.jpeg_quality) == (4, 50)
@@ -250,12 +241,8 @@ def _strategy(key: str) -> st.SearchStrategy[Any]:
     special: dict[str, st.SearchStrategy[Any]] = {
         "device.serial_number": st.from_regex(r"[A-Za-z0-9._-]{1,64}", fullmatch=True),
         "device.name": st.text(max_size=64).filter(str.isprintable),
-        "camera.device": st.one_of(
-            st.integers(0, 63), st.text(min_size=1, max_size=20)
-        ),
-        "link.url": st.sampled_from(
-            ["pty", "pty:///tmp/sc", "/dev/ttyAMA0", "tcp-listen://0.0.0.0:5760"]
-        ),
+        "camera.device": st.one_of(st.integers(0, 63), st.text(min_size=1, max_size=20)),
+        "link.url": st.sampled_from(["pty", "pty:///tmp/sc", "/dev/ttyAMA0", "tcp-listen://0.0.0.0:5760"]),
         "tasks.enabled": st.lists(st.sampled_from(KNOWN_TASKS), unique=True).map(tuple),
         "updates.public_keys": st.lists(st.from_regex(r"[0-9a-f]{64}", fullmatch=True), max_size=2).map(tuple),
     }

@@ -14,7 +14,7 @@ from typing import Any
 import cv2
 import numpy as np
 import pytest
-from conftest import MODELS, run_firmware_cli
+from helpers import MODELS, run_firmware_cli, wait_until
 
 import seedcam
 from seedcam._proto import seedcam_pb2 as pb
@@ -28,14 +28,6 @@ from seedcam_firmware.daemon import Daemon
 
 WAIT_S = 5.0
 LANE_INT8 = MODELS / "lane" / "lane_int8.tflite"
-
-
-def wait_until(condition: Callable[[], object], timeout: float = WAIT_S, what: str = "condition") -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out after {timeout} s waiting for {what}")
-        time.sleep(0.01)  # polling a condition with a deadline
 
 
 def _merge(base: dict[str, dict[str, Any]], extra: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:

@@ -5,28 +5,21 @@ from __future__ import annotations
 import queue
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 
 import numpy as np
 import pytest
+from helpers import wait_until
 
 from seedcam.types import Box, Detection, LaneState, LaneStatus, ModelInfo, Result
 from seedcam_firmware import pipeline as pipeline_module
 from seedcam_firmware.camera.base import CameraSource, Frame
 from seedcam_firmware.errors import CameraError, ConfigError
 from seedcam_firmware.pipeline import Pipeline
-from seedcam_firmware.tasks.base import TaskOutput, TaskRunner
+from seedcam_firmware.tasks.base import NO_PRIOR, Task, TaskOutput, TaskRunner
 
 WAIT_S = 5.0
 W, H = 16, 12
-
-
-def wait_until(condition: Callable[[], object], timeout: float = WAIT_S, what: str = "condition") -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out after {timeout} s waiting for {what}")
-        time.sleep(0.002)  # polling a condition with a deadline
 
 
 class FakeCamera(CameraSource):
@@ -255,7 +248,7 @@ def test_stop_ends_all_stages_of_a_running_pipeline(run_pipeline: Callable[..., 
 # ---- TaskRunner -----------------------------------------------------------------
 
 
-class FakeTask:
+class FakeTask(Task):
     def __init__(self, name: str, output: TaskOutput) -> None:
         self.name = name
         self.model = ModelInfo(f"{name}-int8@1.0", name, "1.0", name, "int8")
@@ -263,7 +256,7 @@ class FakeTask:
         self.images: list[np.ndarray] = []
         self.closed = False
 
-    def run(self, image: np.ndarray) -> TaskOutput:
+    def run(self, image: np.ndarray, prior: Mapping[str, TaskOutput] = NO_PRIOR) -> TaskOutput:
         self.images.append(image)
         return self.output
 

@@ -10,7 +10,7 @@ import pytest
 from conftest import MODELS
 
 from seedcam.bundle import BundleHeader
-from seedcam_firmware.errors import UpdateRefused
+from seedcam_firmware.errors import UpdateRefusal
 from seedcam_firmware.selftest import selftest_model
 from seedcam_tools.bundles import build_model_bundle, model_bundle_files
 
@@ -33,7 +33,7 @@ def golden(**outputs: np.ndarray) -> bytes:
 
 
 def reference() -> dict[str, np.ndarray]:
-    (_, _, data), = [f for f in model_bundle_files(LANE, "float32") if f[1] == "golden_output"]
+    ((_, _, data),) = [f for f in model_bundle_files(LANE, "float32") if f[1] == "golden_output"]
     with np.load(io.BytesIO(data)) as ref:
         return {name: ref[name] for name in ref.files}
 
@@ -50,7 +50,7 @@ def test_a_non_finite_golden_output_fails_instead_of_passing_everything(tmp_path
     name = next(iter(outputs))
     outputs[name] = np.full_like(outputs[name], bad)
     slot, header = install(tmp_path, golden_output=golden(**outputs))
-    with pytest.raises(UpdateRefused) as refused:
+    with pytest.raises(UpdateRefusal) as refused:
         selftest_model(slot, header)
     assert refused.value.reason == "selftest_nan"
 
@@ -59,16 +59,16 @@ def test_a_golden_output_the_model_does_not_produce_fails(tmp_path: Path) -> Non
     outputs = reference()
     outputs["not_an_output"] = np.zeros(3, np.float32)
     slot, header = install(tmp_path, golden_output=golden(**outputs))
-    with pytest.raises(UpdateRefused) as refused:
+    with pytest.raises(UpdateRefusal) as refused:
         selftest_model(slot, header)
     assert refused.value.reason == "selftest_mismatch" and "not_an_output" in str(refused.value)
 
 
 def test_a_non_finite_model_output_fails(tmp_path: Path) -> None:
-    (_, _, data), = [f for f in model_bundle_files(LANE, "float32") if f[1] == "golden_input"]
+    ((_, _, data),) = [f for f in model_bundle_files(LANE, "float32") if f[1] == "golden_input"]
     nan_input = io.BytesIO()
     np.save(nan_input, np.full_like(np.load(io.BytesIO(data)), np.nan, dtype=np.float32))
     slot, header = install(tmp_path, golden_input=nan_input.getvalue())
-    with pytest.raises(UpdateRefused) as refused:
+    with pytest.raises(UpdateRefusal) as refused:
         selftest_model(slot, header)
     assert refused.value.reason == "selftest_nan"

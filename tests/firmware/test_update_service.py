@@ -6,61 +6,36 @@ import shutil
 import threading
 import zipfile
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
+import update_helpers as helpers
 from conftest import REPO
+from update_helpers import Replies, begin, call
 
 from seedcam._proto import seedcam_pb2 as pb
 from seedcam.bundle import Bundle, build_bundle
-from seedcam.types import Health
-from seedcam_firmware.config import UpdatesConfig
-from seedcam_firmware.errors import UpdateRefused
+from seedcam_firmware.errors import UpdateRefusal
 from seedcam_firmware.storage import GroupState, SlotStore, TransferJournal
 from seedcam_firmware.supervisor import check_firmware_slot, next_boot
-from seedcam_firmware.transfer import FIRMWARE, SUPERVISED_ENV, UpdateService, _unpack_wheel
+from seedcam_firmware.transfer import FIRMWARE, SUPERVISED_ENV, UpdateService
+from seedcam_firmware.wheel import unpack_wheel
 from seedcam_tools.bundles import build_firmware_bundle, wheel_from_source
 
 WAIT_S = 10.0
 
 
-class Host:
-    firmware_version = "0.1.0"
+class Host(helpers.Host):
+    """A host this service must not ask for anything."""
 
-    def load_task(self, task: str, manifest: Path, precision: str) -> object:
+    def load_task(self, task: str, manifest: Path, precision: str) -> NoReturn:
         raise AssertionError("not expected")
 
-    def swap_task(self, task: object) -> None:
+    def swap_task(self, task: object) -> NoReturn:
         raise AssertionError("not expected")
 
-    def request_restart(self) -> None:
+    def request_restart(self) -> NoReturn:
         raise AssertionError("not expected")
-
-    def health(self) -> Health:
-        raise AssertionError("not expected")
-
-
-class Replies:
-    def __init__(self) -> None:
-        self.responses: list[pb.UpdateResponse] = []
-        self.event = threading.Event()
-
-    def __call__(self, data: bytes) -> None:
-        self.responses.append(pb.UpdateResponse.FromString(data))
-        self.event.set()
-
-    def wait(self) -> pb.UpdateResponse:
-        assert self.event.wait(WAIT_S), "no answer"
-        return self.responses[-1]
-
-
-def call(service: UpdateService, request: pb.UpdateRequest) -> pb.UpdateResponse:
-    replies = Replies()
-    service.handle(request.SerializeToString(), replies)
-    return replies.wait()
-
-
-def begin(bundle: Bundle) -> pb.UpdateRequest:
-    return pb.UpdateRequest(begin=pb.TransferBegin(header=bundle.header.raw, signature=b""))
 
 
 @pytest.fixture(scope="module")
@@ -71,7 +46,7 @@ def firmware(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Bundle]:
 
 
 def service(tmp_path: Path) -> UpdateService:
-    return UpdateService(UpdatesConfig(dir=str(tmp_path / "updates")), Host(), max_frame_size=65536)
+    return helpers.service(tmp_path / "updates", Host())
 
 
 def test_a_firmware_bundle_is_refused_at_begin_without_the_supervisor(
@@ -105,8 +80,8 @@ def _wheel(tmp_path: Path, members: dict[str, bytes]) -> Path:
 def test_a_wheel_member_with_an_absolute_path_or_dotdot_is_refused(tmp_path: Path, name: str) -> None:
     slot = tmp_path / "slot"
     slot.mkdir()
-    with pytest.raises(UpdateRefused) as refused:
-        _unpack_wheel(_wheel(tmp_path, {"ok.py": b"", name: b"x"}), slot, max_bytes=10**9)
+    with pytest.raises(UpdateRefusal) as refused:
+        unpack_wheel(_wheel(tmp_path, {"ok.py": b"", name: b"x"}), slot, max_bytes=10**9)
     assert refused.value.reason == "firmware" and not list(slot.iterdir())
 
 
@@ -115,18 +90,19 @@ def test_a_wheel_that_unpacks_beyond_the_free_space_is_refused_before_writing(tm
     slot.mkdir()
     bomb = _wheel(tmp_path, {"big.bin": bytes(5_000_000)})  # compresses to a few kB
     assert bomb.stat().st_size < 50_000
-    with pytest.raises(UpdateRefused) as refused:
-        _unpack_wheel(bomb, slot, max_bytes=1_000_000)
+    with pytest.raises(UpdateRefusal) as refused:
+        unpack_wheel(bomb, slot, max_bytes=1_000_000)
     assert refused.value.reason == "no_space" and not list(slot.iterdir())
-    _unpack_wheel(bomb, slot, max_bytes=6_000_000)
+    unpack_wheel(bomb, slot, max_bytes=6_000_000)
     assert (slot / "big.bin").stat().st_size == 5_000_000
 
 
 def test_begin_runs_off_the_reader_thread_and_the_link_keeps_answering(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    bundle = build_bundle([("blob.bin", "model", bytes(100_000))], kind="model", name="x", version="1.0.0",
-                          extra={"task": "lane"})
+    bundle = build_bundle(
+        [("blob.bin", "model", bytes(100_000))], kind="model", name="x", version="1.0.0", extra={"task": "lane"}
+    )
     updates = service(tmp_path)
     assert call(updates, begin(bundle)).state.next_offset == 0
     release, hashing = threading.Event(), threading.Event()
@@ -150,8 +126,9 @@ def test_begin_runs_off_the_reader_thread_and_the_link_keeps_answering(
 
 
 def test_a_re_signed_resume_is_written_to_the_journal(tmp_path: Path) -> None:
-    bundle = build_bundle([("blob.bin", "model", bytes(50_000))], kind="model", name="x", version="1.0.0",
-                          extra={"task": "lane"})
+    bundle = build_bundle(
+        [("blob.bin", "model", bytes(50_000))], kind="model", name="x", version="1.0.0", extra={"task": "lane"}
+    )
     journal = TransferJournal(tmp_path)
     journal.start(bundle.header, b"first signature")
     assert journal.write(0, bytes(20_000))
@@ -160,9 +137,9 @@ def test_a_re_signed_resume_is_written_to_the_journal(tmp_path: Path) -> None:
 
 
 def _install_firmware(store: SlotStore, slot: str, wheel: Path, bundle: Bundle) -> Path:
-    staged = store.prepare(FIRMWARE, slot)
+    staged = store.stage(FIRMWARE)
     shutil.copyfile(wheel, staged / wheel.name)
-    _unpack_wheel(staged / wheel.name, staged, max_bytes=10**9)
+    unpack_wheel(staged / wheel.name, staged, max_bytes=10**9)
     return store.commit(FIRMWARE, slot, staged, bundle.header.raw, b"")
 
 
@@ -209,14 +186,22 @@ def test_a_trial_boot_that_never_confirmed_is_reverted_at_the_next_boot(
 def test_rollback_and_activate_to_a_slot_below_the_security_counter_are_refused(tmp_path: Path) -> None:
     updates = service(tmp_path)
     for slot, counter in (("a", 1), ("b", 3)):  # b fixed a security hole: counter 3
-        bundle = build_bundle([("blob.bin", "model", bytes(1000))], kind="model", name="x", version=f"{counter}.0.0",
-                              security_counter=counter, extra={"task": "lane"})
-        staged = updates.store.prepare("lane", slot)
+        bundle = build_bundle(
+            [("blob.bin", "model", bytes(1000))],
+            kind="model",
+            name="x",
+            version=f"{counter}.0.0",
+            security_counter=counter,
+            extra={"task": "lane"},
+        )
+        staged = updates.store.stage("lane")
         (staged / "blob.bin").write_bytes(bytes(1000))
         updates.store.commit("lane", slot, staged, bundle.header.raw, b"")
     updates.store.write_state("lane", GroupState(active="b", previous="a", counter=3))
-    for request in (pb.UpdateRequest(rollback=pb.SlotRequest(name="lane")),
-                    pb.UpdateRequest(activate=pb.SlotRequest(name="lane", slot="a"))):
+    for request in (
+        pb.UpdateRequest(rollback=pb.SlotRequest(name="lane")),
+        pb.UpdateRequest(activate=pb.SlotRequest(name="lane", slot="a")),
+    ):
         refused = call(updates, request)
         assert refused.reason == "counter" and refused.status == pb.STATUS_FAILED_PRECONDITION
     assert updates.store.state("lane") == GroupState(active="b", previous="a", counter=3)

@@ -14,8 +14,14 @@ PAYLOAD = bytes(range(256)) * 200  # 51 200 bytes: 3 full 16 KiB blocks and a sh
 
 
 def header(version: str = "1.0.0", counter: int = 0):  # type: ignore[no-untyped-def]
-    return build_bundle([("blob.bin", "model", PAYLOAD)], kind="model", name="x", version=version,
-                        security_counter=counter, extra={"task": "lane"}).header
+    return build_bundle(
+        [("blob.bin", "model", PAYLOAD)],
+        kind="model",
+        name="x",
+        version=version,
+        security_counter=counter,
+        extra={"task": "lane"},
+    ).header
 
 
 def test_a_torn_part_file_resumes_at_the_last_intact_block(tmp_path: Path) -> None:
@@ -46,7 +52,7 @@ def test_chunks_out_of_place_change_nothing_and_a_bad_block_is_cut_off(tmp_path:
 def _install(store: SlotStore, version: str, counter: int) -> str:
     h = header(version, counter)
     slot = store.inactive_slot("lane")
-    staged = store.prepare("lane", slot)
+    staged = store.stage("lane")
     (staged / "blob.bin").write_bytes(PAYLOAD)
     store.commit("lane", slot, staged, h.raw, b"")
     store.activate("lane", slot)
@@ -60,7 +66,10 @@ def test_slots_alternate_keep_the_previous_one_and_roll_back(tmp_path: Path) -> 
     state = store.state("lane")
     assert (state.active, state.previous, state.counter) == ("b", "a", 3)
     assert store.rollback("lane").active == "a"
-    store.prepare("lane", "b")  # about to overwrite the rollback target: it stops being one
+    staged = store.stage("lane")  # staging a new bundle changes nothing...
+    assert store.state("lane").previous == "b"
+    (staged / "blob.bin").write_bytes(PAYLOAD)
+    store.commit("lane", "b", staged, header("3.0.0", 3).raw, b"")  # ...replacing the rollback target ends it
     assert store.state("lane").previous is None
     with pytest.raises(BundleError):
         store.rollback("lane")
@@ -77,7 +86,7 @@ def test_a_crash_before_the_pointer_rename_leaves_the_old_slot_active(tmp_path: 
 
     store = SlotStore(tmp_path)
     _install(store, "1.0.0", 1)
-    store = SlotStore(tmp_path, before_pointer_flip=power_cut)
+    store = SlotStore(tmp_path, at_step=lambda step: power_cut() if step == "during_activate" else None)
     with pytest.raises(Cut):
         _install(store, "2.0.0", 2)
     after = SlotStore(tmp_path)
@@ -99,8 +108,11 @@ def test_rollback_and_activate_refuse_a_slot_below_the_security_counter(tmp_path
 def test_a_slot_on_trial_is_never_overwritten_or_deleted(tmp_path: Path) -> None:
     store = SlotStore(tmp_path)
     store.write_state("firmware", GroupState(active="a", trial="b", trial_started=True))
-    for attempt in (lambda: store.inactive_slot("firmware"), lambda: store.prepare("firmware", "b"),
-                    lambda: store.delete("firmware", "b")):
+    for attempt in (
+        lambda: store.inactive_slot("firmware"),
+        lambda: store.commit("firmware", "b", store.stage("firmware"), b"", b""),
+        lambda: store.delete("firmware", "b"),
+    ):
         with pytest.raises(ValueError, match="trial"):
             attempt()
     assert store.state("firmware").trial == "b"

@@ -18,13 +18,14 @@ from typing import Any
 import pytest
 from conftest import MODELS
 
-from seedcam._proto import visionseed_pb2 as vs
-from seedcam.protocol.visionseed_datav2 import decode_datav2
-from seedcam.protocol.visionseed_framing import VisionSeedDecoder, encode_visionseed
+from seedcam.protocol import codec
 from seedcam.transport import Transport, open_transport
 from seedcam_firmware.config import config_from_dict
 from seedcam_firmware.daemon import Daemon
-from seedcam_firmware.visionseed.link import VisionSeedLinkServer
+from seedcam_firmware.visionseed._proto import visionseed_pb2 as vs
+from seedcam_firmware.visionseed.datav2 import decode_datav2
+from seedcam_firmware.visionseed.framing import VisionSeedDecoder, encode_visionseed
+from seedcam_firmware.visionseed.link import VisionSeedPersonality
 from seedcam_firmware.visionseed.results import MODEL_LANE
 
 WAIT_S = 10.0
@@ -100,7 +101,7 @@ def board(tmp_path: Path) -> Iterator[Board]:
 
 def test_the_daemon_speaks_visionseed_heartbeat_zero_first_then_lane_results(board: Board) -> None:
     host = board.host
-    assert isinstance(board.daemon._link, VisionSeedLinkServer)
+    assert isinstance(board.daemon._link.personality, VisionSeedPersonality)
     host.pump(lambda: sum(r.HasField("dataV2") for r in host.results) >= 3)
     beats = [r.systemStatusResult.heartBeatId for r in host.results if r.HasField("systemStatusResult")]
     assert beats and beats[0] == 0 and beats == list(range(len(beats)))
@@ -130,11 +131,30 @@ def test_the_published_request_vectors_are_answered(board: Board) -> None:
 
 
 def test_unsupported_functions_answer_a_code_never_silence(board: Board) -> None:
-    for func in (Fn.setModel, Fn.upgradeFirmware, Fn.setExposure, Fn.setFlasher, Fn.takeRawPicture,
-                 Fn.downloadFile, Fn.formatPartition, Fn.registerFaceIdFromCamera, Fn.listFaceId):
+    for func in (
+        Fn.setModel,
+        Fn.upgradeFirmware,
+        Fn.setExposure,
+        Fn.setFlasher,
+        Fn.takeRawPicture,
+        Fn.downloadFile,
+        Fn.formatPartition,
+        Fn.registerFaceIdFromCamera,
+        Fn.listFaceId,
+    ):
         response = board.host.call(func)
         assert response.code == Code.ERROR_NOT_EXIST, Fn.Function.Name(func)
         assert "not supported" in response.strData
+
+
+def test_results_reach_the_host_without_a_protobuf_round_trip(board: Board, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The daemon hands the link typed Results: the native codec is not on the VisionSeed path."""
+    for name in ("result_to_pb", "result_from_pb"):
+        monkeypatch.setattr(codec, name, lambda *args, **kwargs: pytest.fail("a Result went through the native codec"))
+    host = board.host
+    host.pump(lambda: any(r.HasField("dataV2") for r in host.results))  # frames already in flight
+    seen = len(host.results)
+    host.pump(lambda: sum(r.HasField("dataV2") for r in host.results[seen:]) >= 3)
 
 
 def test_garbage_and_corrupted_frames_are_counted_and_the_link_keeps_working(board: Board) -> None:
@@ -249,8 +269,9 @@ def test_chunks_out_of_order_are_refused_and_a_resent_chunk_is_fine(board: Board
     host = board.host
 
     def part(offset: int, data: bytes, total: int = 10) -> vs.YtRpcResponse:
-        return host.call(Fn.uploadFile, filePart=vs.FilePart(path="/models/x.json", totalLength=total, offset=offset,
-                                                             data=data))
+        return host.call(
+            Fn.uploadFile, filePart=vs.FilePart(path="/models/x.json", totalLength=total, offset=offset, data=data)
+        )
 
     assert part(0, b"abcd").code == Code.CONTINUE
     assert part(0, b"abcd").code == Code.CONTINUE  # the client retries a chunk whose answer it lost
@@ -265,8 +286,12 @@ def test_chunks_out_of_order_are_refused_and_a_resent_chunk_is_fine(board: Board
 
 @pytest.mark.parametrize(
     ("path", "code"),
-    [("/etc/passwd", Code.ERROR_INVALID_PATH), ("/models/../escape", Code.ERROR_INVALID_PATH),
-     ("/models", Code.ERROR_INVALID_PATH), ("/models/nofolder/x", Code.ERROR_INVALID_PATH)],
+    [
+        ("/etc/passwd", Code.ERROR_INVALID_PATH),
+        ("/models/../escape", Code.ERROR_INVALID_PATH),
+        ("/models", Code.ERROR_INVALID_PATH),
+        ("/models/nofolder/x", Code.ERROR_INVALID_PATH),
+    ],
 )
 def test_uploads_stay_inside_models(board: Board, path: str, code: int) -> None:
     assert upload(board.host, path, b"x").code == code
@@ -350,8 +375,11 @@ def test_set_config_cannot_change_updates_keys(tmp_path: Path) -> None:
     board = Board(tmp_path, updates={"dir": str(tmp_path / "updates"), "public_keys": ["ab" * 32]})
     try:
         before = board.daemon.config
-        for domain, text in (("updates", "public_keys = []\n"), ("", '[updates]\ndir = ""\n'),
-                             ("", '[camera]\nfps = 12\n[updates]\ntarget = "any"\n')):
+        for domain, text in (
+            ("updates", "public_keys = []\n"),
+            ("", '[updates]\ndir = ""\n'),
+            ("", '[camera]\nfps = 12\n[updates]\ntarget = "any"\n'),
+        ):
             part = vs.FilePart(path=domain, totalLength=len(text), offset=0, data=text.encode())
             response = board.host.call(Fn.setConfig, filePart=part)
             assert response.code == Code.ERROR_PERMISSION and "read-only" in response.strData
@@ -368,8 +396,13 @@ def test_an_upload_never_changes_a_bundle_folder_and_only_model_pairs_are_accept
     try:
         host = board.host
         manifest = (tmp_path / "models" / "lane" / "manifest.json").read_bytes()
-        for path in ("/models/lane/manifest.json", "/models/lane/lane_int8.tflite", "/models/notes.bin",
-                     "/models/.hidden.json", "/models/.lane.import/manifest.json"):
+        for path in (
+            "/models/lane/manifest.json",
+            "/models/lane/lane_int8.tflite",
+            "/models/notes.bin",
+            "/models/.hidden.json",
+            "/models/.lane.import/manifest.json",
+        ):
             assert upload(host, path, b"{}").code == Code.ERROR_INVALID_PATH, path
         assert (tmp_path / "models" / "lane" / "manifest.json").read_bytes() == manifest
         for name in ("lane", "spare"):  # NAME.json + NAME.tflite would have replaced /models/NAME
@@ -444,12 +477,17 @@ def test_a_slow_import_runs_off_the_reader_thread(board: Board, monkeypatch: pyt
     data = (LANE / "lane_int8.tflite").read_bytes()
     start = len(data) - 1000
     for offset in range(0, start, 100_000):
-        part = vs.FilePart(path="/models/mylane.tflite", totalLength=len(data), offset=offset,
-                           data=data[offset : min(offset + 100_000, start)])
+        part = vs.FilePart(
+            path="/models/mylane.tflite",
+            totalLength=len(data),
+            offset=offset,
+            data=data[offset : min(offset + 100_000, start)],
+        )
         assert host.call(Fn.uploadFile, filePart=part).code == Code.CONTINUE
     last = vs.FilePart(path="/models/mylane.tflite", totalLength=len(data), offset=start, data=data[start:])
-    host.send_raw(encode_visionseed(vs.YtMsg(rpc=vs.YtRpc(func=Fn.uploadFile, sequenceId=700, filePart=last))
-                                    .SerializeToString()))
+    host.send_raw(
+        encode_visionseed(vs.YtMsg(rpc=vs.YtRpc(func=Fn.uploadFile, sequenceId=700, filePart=last)).SerializeToString())
+    )
     assert importing.wait(WAIT_S)
     before = board.daemon._link.counters.bytes_dropped
     host.send_raw(bytes(range(0x20, 0x80)))  # the reader still reads and counts while the import runs

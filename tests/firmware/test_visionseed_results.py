@@ -6,10 +6,10 @@ import struct
 
 import pytest
 
-from seedcam._proto import visionseed_pb2 as vs
-from seedcam.protocol.visionseed_datav2 import NodeType, decode_datav2
-from seedcam.protocol.visionseed_framing import VisionSeedDecoder, encode_visionseed
 from seedcam.types import Box, Classification, Detection, LaneState, LaneStatus, Result, TextLine
+from seedcam_firmware.visionseed._proto import visionseed_pb2 as vs
+from seedcam_firmware.visionseed.datav2 import NodeType, decode_datav2
+from seedcam_firmware.visionseed.framing import VisionSeedDecoder, encode_visionseed
 from seedcam_firmware.visionseed.results import (
     MODEL_CLASSIFICATION,
     MODEL_DETECTION,

@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import pytest
+from helpers import wait_until  # re-exported (in __all__): the SDK tests import it with the fixtures
 
 import seedcam
 from seedcam._proto import seedcam_pb2 as pb
@@ -58,15 +59,6 @@ FAKE_JPEG = b"\xff\xd8\xff\xe0" + bytes(range(256)) * 4 + b"\xff\xd9"
 
 #: Upper bound of every wait in these tests: generous for a loaded 2-core box.
 WAIT_S = 5.0
-
-
-def wait_until(condition: Callable[[], object], timeout: float = WAIT_S, what: str = "condition") -> None:
-    """Poll ``condition`` until it is truthy; fail the test after ``timeout`` s."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out after {timeout} s waiting for {what}")
-        time.sleep(0.005)
 
 
 def unique_url(prefix: str = "fake") -> str:
@@ -108,8 +100,17 @@ class FakeServices(DeviceServices):
         self.restart_keys = {"camera.width"}
         self.tasks_enabled: tuple[str, ...] = ("lane",)
         self.models = (
-            ModelInfo("lane-int8@1.0.0", "lane", "1.0.0", "lane", "int8", sha256="ab" * 32, active=True,
-                      input_shape=(1, 96, 160, 3), size_bytes=123_456),
+            ModelInfo(
+                "lane-int8@1.0.0",
+                "lane",
+                "1.0.0",
+                "lane",
+                "int8",
+                sha256="ab" * 32,
+                active=True,
+                input_shape=(1, 96, 160, 3),
+                size_bytes=123_456,
+            ),
             ModelInfo("det-int8@0.3.0", "det", "0.3.0", "detection", "int8", sha256="cd" * 32),
         )
         self.snapshot_gate: threading.Event | None = None
@@ -308,4 +309,3 @@ def make_device() -> Iterator[Callable[..., FakeDevice]]:
 def device(make_device: Callable[..., FakeDevice]) -> FakeDevice:
     """A fake device with an open host session (``reconnect=False``: failures stay visible)."""
     return make_device(reconnect=False)
-

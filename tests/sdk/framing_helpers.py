@@ -46,16 +46,17 @@ def complete_segments(stream: bytes) -> list[bytes]:
 def assert_accounting(decoder: Decoder, delivered: list[Frame], stream: bytes) -> None:
     """Invariants of the counters after a stream that ends with a delimiter.
 
-    Every bad frame is counted once as a resync and once under its reason, and
-    every byte received is either part of a delivered frame, dropped, or idle
-    fill (a delimiter ending an empty segment).
+    Every bad frame is counted once as a resync and once under its reason, every
+    well-formed frame is delivered or counted as a duplicate, and every byte
+    received is either part of a delivered frame, dropped, or idle fill (a
+    delimiter ending an empty segment).
     """
     c = decoder.counters
     assert stream.endswith(b"\x00")
     segments = complete_segments(stream)
     non_empty = [s for s in segments if s]
     assert c.frames_rx == len(delivered)
-    assert c.frames_rx + c.resyncs == len(non_empty)
+    assert c.frames_rx + c.resyncs + c.duplicates == len(non_empty)
     assert c.corrupted == c.resyncs
     assert c.bytes_rx == len(stream)
     delivered_bytes = sum(len(encode_frame(f)) for f in delivered)

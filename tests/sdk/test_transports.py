@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import wait_until_inside
+from helpers import wait_until_inside
 
 from seedcam.errors import LinkBroken, SensorError, SensorTimeout
 from seedcam.transport import Transport, open_transport, pair, register_backend
@@ -92,9 +92,7 @@ class Link:
     left: Transport
     right: Transport
     has_peer: bool = True  # closing left makes right raise LinkBroken
-    keeps_data_on_close: bool = (
-        True  # right can still read what left wrote before closing
-    )
+    keeps_data_on_close: bool = True  # right can still read what left wrote before closing
 
     def close(self) -> None:
         self.left.close()
@@ -121,9 +119,7 @@ def _tcp(tmp_path: Path) -> Link:
 
 def _pty(tmp_path: Path) -> Link:
     device = PtyDeviceTransport.create(link_path=str(tmp_path / "seedcam0"))
-    host = open_transport(
-        str(tmp_path / "seedcam0")
-    )  # the serial backend, through the symlink
+    host = open_transport(str(tmp_path / "seedcam0"))  # the serial backend, through the symlink
     return Link(device, host, keeps_data_on_close=False)
 
 
@@ -176,9 +172,7 @@ class TestBackToBack:
         assert time.monotonic() - t0 < 0.2
 
     @pytest.mark.parametrize("side", ["left", "right"])
-    def test_close_from_another_thread_unblocks_reader(
-        self, link: Link, side: str
-    ) -> None:
+    def test_close_from_another_thread_unblocks_reader(self, link: Link, side: str) -> None:
         t: Transport = getattr(link, side)
         reader, result = in_thread(lambda: t.read(100, timeout=10))
         wait_until_inside(reader, "_read")
@@ -219,12 +213,7 @@ class TestBackToBack:
 
     def test_concurrent_writes_do_not_interleave(self, link: Link) -> None:
         block = 1000
-        writers = [
-            in_thread(
-                lambda v=v: [link.left.write(bytes([v]) * block) for _ in range(50)]
-            )
-            for v in (1, 2)
-        ]
+        writers = [in_thread(lambda v=v: [link.left.write(bytes([v]) * block) for _ in range(50)]) for v in (1, 2)]
         got = read_exactly(link.right, 2 * 50 * block, timeout=10)
         for thread, result in writers:
             thread.join(5)
@@ -395,9 +384,7 @@ def test_pty_device_survives_hosts_coming_and_going(tmp_path: Path) -> None:
     with PtyDeviceTransport.create(link_path) as dev:
         dev.write(b"nobody attached yet", timeout=1)  # buffered, not an error
         for _ in range(2):
-            with open_transport(
-                link_path
-            ) as host:  # pyserial flushes stale input on open
+            with open_transport(link_path) as host:  # pyserial flushes stale input on open
                 assert host.read(100, timeout=0.05) == b""
                 host.write(b"hi")
                 assert read_exactly(dev, 2) == b"hi"
@@ -444,9 +431,7 @@ def test_throttle_holds_115200_when_writing() -> None:
         n = 23040  # 2.0 s of line time at 8N1
         line_time = n * 10 / 115200
         elapsed = _measure(slow, b, n)
-        assert abs(elapsed / line_time - 1) <= 0.05, (
-            f"{elapsed:.3f} s for {line_time:.3f} s of line time"
-        )
+        assert abs(elapsed / line_time - 1) <= 0.05, f"{elapsed:.3f} s for {line_time:.3f} s of line time"
 
 
 def test_throttle_holds_115200_when_reading() -> None:
@@ -455,9 +440,7 @@ def test_throttle_holds_115200_when_reading() -> None:
         n = 11520  # 1.0 s of line time
         line_time = n * 10 / 115200
         elapsed = _measure(b, slow, n)
-        assert abs(elapsed / line_time - 1) <= 0.05, (
-            f"{elapsed:.3f} s for {line_time:.3f} s of line time"
-        )
+        assert abs(elapsed / line_time - 1) <= 0.05, f"{elapsed:.3f} s for {line_time:.3f} s of line time"
 
 
 def test_throttle_adds_little_latency_to_a_small_write() -> None:

@@ -11,6 +11,7 @@ pytest.importorskip("grpc_tools")
 
 from seedcam_tools.protogen import (
     OUTPUT_DIR,
+    OUTPUT_DIRS,
     PROTO_DIR,
     ProtoGenError,
     stale_files,
@@ -34,7 +35,8 @@ def test_committed_generated_code_is_fresh():
 def tmp_repo(tmp_path: Path) -> Path:
     """A copy of the schema and the committed generated code in the repo's layout."""
     shutil.copytree(REPO_ROOT / PROTO_DIR, tmp_path / PROTO_DIR)
-    shutil.copytree(REPO_ROOT / OUTPUT_DIR, tmp_path / OUTPUT_DIR)
+    for output_dir in OUTPUT_DIRS:
+        shutil.copytree(REPO_ROOT / output_dir, tmp_path / output_dir)
     return tmp_path
 
 
@@ -46,11 +48,7 @@ def test_schema_change_is_detected_as_stale(tmp_repo: Path):
     schema = tmp_repo / PROTO_DIR / SCHEMA
     text = schema.read_text()
     assert "  float y_max = 4;\n}" in text
-    schema.write_text(
-        text.replace(
-            "  float y_max = 4;\n}", "  float y_max = 4;\n  float angle = 5;\n}"
-        )
-    )
+    schema.write_text(text.replace("  float y_max = 4;\n}", "  float y_max = 4;\n  float angle = 5;\n}"))
     assert set(stale_files(tmp_repo)) == GENERATED
     # regenerating makes it fresh again, and the new field is in the output
     assert GENERATED <= set(write_generated(tmp_repo))  # it rewrites every schema

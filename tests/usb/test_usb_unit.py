@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 import usb.core
 import usb.util
-from conftest import wait_until_inside
+from helpers import wait_until_inside
 
 import seedcam.ports
 from seedcam.discovery import resolve_url
@@ -97,14 +97,18 @@ def _sensor_ports(monkeypatch: pytest.MonkeyPatch, ports: list[PortInfo]) -> Non
 
 
 def test_one_sensor_on_two_paths_counts_once_and_bulk_wins(monkeypatch: pytest.MonkeyPatch) -> None:
-    _sensor_ports(monkeypatch, [PortInfo("/dev/ttyACM0", 0x1209, 0x5EED, "SC1"),
-                                PortInfo("usb://1209:5eed/SC1", 0x1209, 0x5EED, "SC1")])
+    _sensor_ports(
+        monkeypatch,
+        [PortInfo("/dev/ttyACM0", 0x1209, 0x5EED, "SC1"), PortInfo("usb://1209:5eed/SC1", 0x1209, 0x5EED, "SC1")],
+    )
     assert resolve_url() == "usb://1209:5eed/SC1"
 
 
 def test_several_sensors_are_listed_and_serial_selects(monkeypatch: pytest.MonkeyPatch) -> None:
-    _sensor_ports(monkeypatch, [PortInfo("/dev/ttyACM0", 0x1209, 0x5EED, "SC1"),
-                                PortInfo("usb://1209:5eed/SC2", 0x1209, 0x5EED, "SC2")])
+    _sensor_ports(
+        monkeypatch,
+        [PortInfo("/dev/ttyACM0", 0x1209, 0x5EED, "SC1"), PortInfo("usb://1209:5eed/SC2", 0x1209, 0x5EED, "SC2")],
+    )
     with pytest.raises(NoSensorFound, match=r"/dev/ttyACM0 \(serial SC1\).*usb://1209:5eed/SC2 \(serial SC2\)"):
         resolve_url()
     assert resolve_url(serial="SC1") == "/dev/ttyACM0"
@@ -296,8 +300,14 @@ def test_fake_transport_close_wakes_a_blocked_reader(fake_usb: list[FakeDevice])
 @pytest.fixture
 def fake_ffs(monkeypatch: pytest.MonkeyPatch) -> SimpleNamespace:
     """A FAKE FunctionFS instance: the state its threads keep, with no kernel behind it."""
-    state = SimpleNamespace(cond=threading.Condition(), rx=bytearray(), tx=__import__("collections").deque(),
-                            tx_bytes=0, epoch=0, enabled=False)
+    state = SimpleNamespace(
+        cond=threading.Condition(),
+        rx=bytearray(),
+        tx=__import__("collections").deque(),
+        tx_bytes=0,
+        epoch=0,
+        enabled=False,
+    )
     monkeypatch.setattr(ffs.FunctionFs, "get", classmethod(lambda cls, mountpoint: state))
     return state
 

@@ -24,6 +24,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from helpers import wait_until
+
+from seedcam_firmware.launcher import EmulatedBoard
 
 WORK = Path(os.environ.get("SEEDCAM_USBVM_WORK", "/nonexistent"))
 pytestmark = pytest.mark.skipif("SEEDCAM_USBVM_WORK" not in os.environ, reason="runs only inside the USB VM")
@@ -34,15 +37,7 @@ FFS = "/dev/ffs-seedcam"
 FFS_URL = f"ffs://{FFS}"
 USB_URL = f"usb://1209:5eed/{SERIAL}"
 START_S = 240.0  # the firmware imports numpy, OpenCV and LiteRT under TCG emulation: slow
-
-
-def wait_until(condition: Callable[[], object], timeout: float, what: str) -> None:
-    """Poll ``condition`` until it is true; fail after ``timeout`` s."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-        time.sleep(0.05)  # polling a condition with a deadline
+POLL_S = 0.05  # under emulation a poll costs: seedcam_ports() enumerates the bus
 
 
 def firmware_cli(*args: str) -> None:
@@ -53,10 +48,11 @@ def firmware_cli(*args: str) -> None:
 
 
 class Children:
-    """Processes started by a test class; terminated (then killed) at teardown."""
+    """Processes and emulated boards started by a test class; terminated (then killed) at teardown."""
 
     def __init__(self) -> None:
         self.procs: list[subprocess.Popen[bytes]] = []
+        self.boards: dict[str, EmulatedBoard] = {}
 
     def start(self, name: str, *argv: str) -> subprocess.Popen[bytes]:
         log = (WORK / f"{name}.log").open("ab")
@@ -64,21 +60,32 @@ class Children:
         self.procs.append(proc)
         return proc
 
+    def start_board(self, name: str, *args: str) -> EmulatedBoard:
+        """``seedcam-firmware run ARGS`` (ARGS choose the link), logging to ``WORK/<name>.log``; not waited for."""
+        board = EmulatedBoard(*args, workdir=WORK, link_name=None, log_name=f"{name}.log")
+        self.boards[name] = board
+        return board.start()
+
     def stop_all(self) -> None:
-        for proc in self.procs:
+        for proc in [*self.procs, *(b.proc for b in self.boards.values() if b.proc is not None)]:
             if proc.poll() is None:
-                proc.terminate()
+                proc.terminate()  # all at once: each stop takes seconds under emulation
         for proc in self.procs:
             try:
                 proc.wait(20)
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait(10)
+        for board in self.boards.values():
+            board.terminate(20)
         self.procs.clear()
+        self.boards.clear()
 
 
 def gadget_up_and_bind(
-    children: Children, start_ffs_holder: Callable[[], object], ready: Callable[[], bool],
+    children: Children,
+    start_ffs_holder: Callable[[], object],
+    ready: Callable[[], bool],
     also_start: Callable[[], object] = lambda: None,
 ) -> None:
     """``usb-gadget up``, start the process that holds FunctionFS, then bind (the order the kernel needs).
@@ -88,7 +95,7 @@ def gadget_up_and_bind(
     firmware_cli("usb-gadget", "up", "--serial", SERIAL)
     start_ffs_holder()
     also_start()
-    wait_until(ready, START_S, "the FunctionFS holder to write its descriptors")
+    wait_until(ready, START_S, "the FunctionFS holder to write its descriptors", interval=POLL_S)
     firmware_cli("usb-gadget", "bind", "--timeout", "60")
 
 
@@ -113,18 +120,17 @@ def _acm_device() -> str:
 @pytest.fixture(scope="class")
 def sdk_gadget() -> Iterator[Children]:
     children = Children()
-    common = ["-m", "seedcam_firmware.cli", "run", "--camera", "synthetic", "--log-level", "info",
-              "--set", f"device.serial_number={SERIAL}"]
+    common = ["--camera", "synthetic", "--log-level", "info", "--set", f"device.serial_number={SERIAL}"]
     try:
         gadget_up_and_bind(
             children,
-            lambda: children.start("fw-bulk", *common, "--fps", "3", "--tasks", "lane", "--link", FFS_URL),
+            lambda: children.start_board("fw-bulk", *common, "--fps", "3", "--tasks", "lane", "--link", FFS_URL),
             lambda: Path(FFS, "ep1").exists(),
-            lambda: children.start("fw-acm", *common, "--fps", "2", "--tasks", "", "--link", "/dev/ttyGS0"),
+            lambda: children.start_board("fw-acm", *common, "--fps", "2", "--tasks", "", "--link", "/dev/ttyGS0"),
         )
         # a request sent before the daemon opened ttyGS0 meets a cooked tty and is lost: wait for its ready line
-        wait_until(lambda: "link at /dev/ttyGS0" in (WORK / "fw-acm.log").read_text(errors="replace"), START_S,
-                   "the ACM firmware to open /dev/ttyGS0")
+        children.boards["fw-acm"].wait_ready(START_S)
+        assert children.boards["fw-acm"].link == "/dev/ttyGS0"
         yield children
     finally:
         teardown_gadget(children)
@@ -159,7 +165,7 @@ class TestSdk:
         from seedcam.protocol.framing import Channel, Frame, encode_frame
 
         with seedcam.open(USB_URL, timeout=START_S) as sensor:
-            seq = sensor._encoder._next_seq.get(Channel.CONTROL, 0)  # the number the ping will carry
+            seq = sensor.session._encoder._next_seq.get(Channel.CONTROL, 0)  # the number the ping will carry
             for n in range(frame_size - 40, frame_size):
                 request = pb.Request(ping=pb.PingRequest(payload=b"\x55" * n)).SerializeToString()
                 if len(encode_frame(Frame(Channel.CONTROL, seq, request))) == frame_size:
@@ -177,9 +183,9 @@ class TestSdk:
             first = sensor.recv(timeout=60)
             assert first is not None
             firmware_cli("usb-gadget", "unbind")
-            wait_until(lambda: not sensor.connected, 30, "the host to see the unplug")
+            wait_until(lambda: not sensor.connected, 30, "the host to see the unplug", interval=POLL_S)
             firmware_cli("usb-gadget", "bind", "--timeout", "60")
-            wait_until(lambda: events, 120, "auto-reconnect after the rebind")
+            wait_until(lambda: events, 120, "auto-reconnect after the rebind", interval=POLL_S)
             assert events[0].device_rebooted is False  # the same firmware instance: a cable glitch
             after = sensor.recv(timeout=60)
             while after is not None and after.frame_id <= first.frame_id:
@@ -202,10 +208,10 @@ def echo_gadget() -> Iterator[Children]:
             ffs_ready.exists,
             lambda: children.start("echo-acm", str(HERE / "vm_echo.py"), "/dev/ttyGS0", str(acm_ready)),
         )
-        wait_until(acm_ready.exists, START_S, "the ACM echo")
+        wait_until(acm_ready.exists, START_S, "the ACM echo", interval=POLL_S)
         from seedcam.ports import seedcam_ports
 
-        wait_until(lambda: len(seedcam_ports()) == 2, 30, "the host to enumerate the gadget")
+        wait_until(lambda: len(seedcam_ports()) == 2, 30, "the host to enumerate the gadget", interval=POLL_S)
         yield children
     finally:
         teardown_gadget(children)

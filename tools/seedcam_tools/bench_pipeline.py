@@ -37,7 +37,10 @@ speed is also given as a ratio to a limit measured *in the same run*:
     (92160 bytes/s ÷ ``lane_only`` bytes).
 
 Entry points: :func:`run_pipeline_benchmark` (returns the report dict, optionally
-writes it as JSON) and :func:`format_table` (the report as a text table).
+writes it as JSON) and :func:`format_table` (the report as a text table). The
+parts: the model timed bare (``_pipeline_invoke``), the run on the emulated board
+(``_pipeline_stream``), the wire sizes and host decode rate (``_pipeline_frames``)
+and the table (``_pipeline_table``).
 """
 
 from __future__ import annotations
@@ -47,19 +50,20 @@ import json
 import logging
 import os
 import platform
-import signal
 import statistics
-import subprocess
-import sys
 import tempfile
-import threading
-import time
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
-from seedcam.errors import SensorError
+from seedcam_firmware import __version__ as firmware_version
+from seedcam_firmware.config import DEFAULT_MODELS_DIR, RuntimeConfig
+from seedcam_firmware.inference import load_interpreter
+from seedcam_tools._pipeline_frames import decode_rate, typical_result, wire_bytes, with_detections_and_text
+from seedcam_tools._pipeline_invoke import load_lane_model, model_input, time_bare_invokes, time_runtime_invokes
+from seedcam_tools._pipeline_stream import run_firmware
+from seedcam_tools._pipeline_table import format_table
+from seedcam_tools.bench_errors import BenchmarkError, LaneModelMissing
 
 __all__ = [
     "UART_BAUD",
@@ -75,45 +79,6 @@ log = logging.getLogger(__name__)
 UART_BAUD = 921600
 #: 8N1: 10 bits on the line per byte
 UART_BYTES_PER_S = UART_BAUD / 10
-
-_READY_MARK = "link at "
-_START_TIMEOUT_S = 60.0  # firmware start (imports TFLite, loads the model) on a loaded machine
-_STOP_TIMEOUT_S = 5.0
-_CONNECT_TIMEOUT_S = 10.0
-_WARMUP_RESULTS = 5  # dropped from the statistics: start-up transients
-_READ_CHUNK = 65536  # what the SDK's reader thread asks the transport for
-
-
-class BenchmarkError(SensorError):
-    """The benchmark could not run (firmware did not start, no results, ...)."""
-
-
-class LaneModelMissing(BenchmarkError, FileNotFoundError):
-    """The shipped lane int8 model bundle is not there (or does not load)."""
-
-
-@dataclass(frozen=True)
-class _RunData:
-    results: list[Any]  # seedcam.Result
-    health: Any  # seedcam.Health | None
-    elapsed_s: float
-    firmware_returncode: int | None
-    firmware_ready_line: str
-
-
-# --------------------------------------------------------------------------- helpers
-
-
-def _default_models_dir() -> Path:
-    from seedcam_firmware.config import DEFAULT_MODELS_DIR
-
-    return Path(DEFAULT_MODELS_DIR)
-
-
-def _default_num_threads() -> int:
-    from seedcam_firmware.config import RuntimeConfig
-
-    return int(RuntimeConfig().num_threads)
 
 
 def _percentile(values: Sequence[float], q: float) -> float:
@@ -131,351 +96,7 @@ def _note(progress: bool, message: str, *args: object) -> None:
     log.log(logging.INFO if progress else logging.DEBUG, message, *args)
 
 
-def _load_lane_model(models_dir: Path, num_threads: int) -> tuple[Any, Any]:
-    """Load the lane int8 bundle with the firmware's runtime: (manifest, Model).
-
-    Raises:
-        LaneModelMissing: no bundle, a broken bundle, or a model that does not load.
-    """
-    from seedcam.errors import BundleError
-    from seedcam_firmware.errors import FirmwareError
-    from seedcam_firmware.inference import Model, load_manifest
-
-    manifest_path = models_dir / "lane" / "manifest.json"
-    if not manifest_path.is_file():
-        raise LaneModelMissing(
-            f"the pipeline benchmark needs the shipped lane int8 model, but {manifest_path} does not exist "
-            "(train and export the lane model first, or pass the folder holding lane/manifest.json)"
-        )
-    try:
-        manifest = load_manifest(manifest_path, precision="int8")
-        model = Model(
-            manifest.file,
-            input_shape=manifest.input_shape,
-            outputs=manifest.outputs,
-            num_threads=num_threads,
-        )
-    except (BundleError, FirmwareError) as exc:
-        raise LaneModelMissing(f"lane int8 model bundle in {manifest_path.parent} is not usable: {exc}") from exc
-    return manifest, model
-
-
-def _model_input(manifest: Any, model: Any) -> tuple[Any, Any]:
-    """A synthetic camera frame, preprocessed: (float input, input quantized to the tensor's dtype)."""
-
-    from seedcam_firmware.camera.synthetic import SyntheticCamera
-    from seedcam_firmware.inference import preprocess
-
-    camera = SyntheticCamera(seed=0)
-    try:
-        frame = camera.read(timeout=5.0)
-    finally:
-        camera.close()
-    x = preprocess(frame.image, manifest.input)
-    xq = model.quantize_input(x)
-    return x, xq
-
-
-def _time_bare_invokes(interp: Any, xq: Any, count: int) -> list[float]:
-    """``count`` bare interpreter invokes (``set_tensor`` + ``invoke``); seconds each.
-
-    ``interp`` comes from :func:`seedcam_firmware.inference.load_interpreter` (the
-    firmware's one place that creates interpreters), without a signature runner.
-    """
-    index = interp.get_input_details()[0]["index"]
-    interp.set_tensor(index, xq)
-    interp.invoke()  # warm-up: the first invoke primes the kernels' caches
-    samples: list[float] = []
-    for _ in range(count):
-        start = time.perf_counter()
-        interp.set_tensor(index, xq)
-        interp.invoke()
-        samples.append(time.perf_counter() - start)
-    return samples
-
-
-def _time_runtime_invokes(model: Any, x: Any, count: int) -> list[float]:
-    """``count`` calls of ``Model.invoke`` with the float input, as the lane task makes them."""
-    model.invoke(x)
-    samples: list[float] = []
-    for _ in range(count):
-        start = time.perf_counter()
-        model.invoke(x)
-        samples.append(time.perf_counter() - start)
-    return samples
-
-
-# --------------------------------------------------------------------------- firmware run
-
-
-class _Firmware:
-    """``seedcam-firmware run`` as a child process; :meth:`stop` always terminates it."""
-
-    def __init__(self, workdir: Path, fps: float, models_dir: Path, num_threads: int) -> None:
-        self.link = workdir / "sensor"
-        self.log_path = workdir / "firmware.log"
-        self._env = {k: v for k, v in os.environ.items() if not k.startswith("SEEDCAM_FW_")}
-        self._env["SEEDCAM_FW_MODELS_DIR"] = str(models_dir.resolve())
-        self._env["SEEDCAM_FW_RUNTIME_NUM_THREADS"] = str(num_threads)
-        self._env["PYTHONUNBUFFERED"] = "1"
-        self._argv = [
-            sys.executable, "-m", "seedcam_firmware.cli", "run",
-            "--pty-link", str(self.link),
-            "--camera", "synthetic", "--fps", f"{fps:g}", "--tasks", "lane",
-        ]  # fmt: skip
-        self._proc: subprocess.Popen[str] | None = None
-        self._log: TextIO | None = None
-        self._ready = threading.Event()
-        self.ready_line = ""
-
-    def start(self, timeout: float = _START_TIMEOUT_S) -> None:
-        """Start and wait (bounded) for the ready line.
-
-        Raises:
-            BenchmarkError: the firmware exited or did not get ready in time.
-        """
-        self._log = self.log_path.open("w", encoding="utf-8")
-        self._proc = subprocess.Popen(
-            self._argv,
-            stdout=subprocess.PIPE,
-            stderr=self._log,
-            text=True,
-            env=self._env,
-            start_new_session=True,
-        )
-        threading.Thread(target=self._pump_stdout, name="bench-fw-stdout", daemon=True).start()
-        deadline = time.monotonic() + timeout
-        while not self._ready.wait(0.1):
-            if self._proc.poll() is not None:
-                raise BenchmarkError(
-                    f"seedcam-firmware exited with code {self._proc.returncode} before it was ready: {self.log_tail()}"
-                )
-            if time.monotonic() > deadline:
-                raise BenchmarkError(f"seedcam-firmware not ready within {timeout:.0f} s: {self.log_tail()}")
-
-    def _pump_stdout(self) -> None:
-        assert self._proc is not None and self._proc.stdout is not None
-        for line in self._proc.stdout:
-            if _READY_MARK in line and not self._ready.is_set():
-                self.ready_line = line.strip()
-                self._ready.set()
-
-    def log_tail(self, chars: int = 800) -> str:
-        """The end of the firmware's stderr, on one line."""
-        try:
-            text = self.log_path.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            return "(no firmware log)"
-        return " | ".join(text[-chars:].strip().splitlines()) or "(firmware log empty)"
-
-    def stop(self) -> int | None:
-        """SIGTERM, then SIGKILL after a bounded wait. Idempotent; returns the exit code."""
-        proc = self._proc
-        if proc is None:
-            if self._log is not None:
-                self._log.close()
-                self._log = None
-            return None
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(_STOP_TIMEOUT_S)
-            except subprocess.TimeoutExpired:
-                log.warning(
-                    "firmware did not stop within %.0f s of SIGTERM; killing it",
-                    _STOP_TIMEOUT_S,
-                )
-                proc.kill()
-                try:
-                    proc.wait(_STOP_TIMEOUT_S)
-                except subprocess.TimeoutExpired:
-                    log.error(
-                        "firmware pid %d survived SIGKILL for %.0f s",
-                        proc.pid,
-                        _STOP_TIMEOUT_S,
-                    )
-        if proc.stdout is not None:
-            proc.stdout.close()
-        if self._log is not None:
-            self._log.close()
-            self._log = None
-        return proc.returncode
-
-
-def _stream(firmware: _Firmware, seconds: float) -> tuple[list[Any], Any, float]:
-    """Connect with the public SDK and collect results for ``seconds`` (plus warm-up)."""
-    import seedcam
-
-    results: list[Any] = []
-    lock = threading.Lock()
-
-    def collect(result: Any) -> None:
-        with lock:
-            results.append(result)
-
-    with seedcam.open(str(firmware.link), timeout=_CONNECT_TIMEOUT_S, reconnect=False) as sensor:
-        unregister = sensor.on_result(collect)
-        # warm-up: wait (bounded) for the first results before the clock starts
-        deadline = time.monotonic() + _CONNECT_TIMEOUT_S
-        while time.monotonic() < deadline:
-            with lock:
-                if len(results) >= _WARMUP_RESULTS:
-                    break
-            time.sleep(0.05)
-        with lock:
-            if len(results) < _WARMUP_RESULTS:
-                raise BenchmarkError(
-                    f"only {len(results)} results within {_CONNECT_TIMEOUT_S:.0f} s of connecting: "
-                    f"{firmware.log_tail()}"
-                )
-            del results[:]
-        start = time.monotonic()
-        time.sleep(seconds)
-        elapsed = time.monotonic() - start
-        unregister()
-        health = sensor.health
-        with lock:
-            collected = list(results)
-    return collected, health, elapsed
-
-
-def _run_firmware(
-    workdir: Path,
-    seconds: float,
-    fps: float,
-    models_dir: Path,
-    num_threads: int,
-    progress: bool,
-) -> _RunData:
-    firmware = _Firmware(workdir, fps, models_dir, num_threads)
-    returncode: int | None = None
-    try:
-        _note(
-            progress,
-            "starting seedcam-firmware (pty, synthetic camera, %g fps, lane)",
-            fps,
-        )
-        firmware.start()
-        _note(
-            progress,
-            "firmware ready: %s; streaming for %.1f s",
-            firmware.ready_line,
-            seconds,
-        )
-        results, health, elapsed = _stream(firmware, seconds)
-    except Exception as exc:
-        if isinstance(exc, BenchmarkError):
-            raise
-        raise BenchmarkError(f"streaming from the firmware failed: {exc}; firmware log: {firmware.log_tail()}") from exc
-    finally:
-        returncode = firmware.stop()
-    if not results:
-        raise BenchmarkError(f"no results in {seconds:.1f} s of streaming: {firmware.log_tail()}")
-    missing_lane = sum(1 for r in results if "task:lane" not in r.timings_us)
-    if missing_lane:
-        raise BenchmarkError(
-            f"{missing_lane} of {len(results)} results carry no task:lane timing (lane task not running?)"
-        )
-    return _RunData(results, health, elapsed, returncode, firmware.ready_line)
-
-
-# --------------------------------------------------------------------------- frames and decoding
-
-
-def _wire_bytes(result: Any, seq: int = 0) -> bytes:
-    """The complete link frame (delimiter included) the firmware sends for ``result``."""
-    from seedcam.protocol import codec
-    from seedcam.protocol.framing import Channel, Frame, encode_frame
-
-    payload = codec.result_to_pb(result).SerializeToString()
-    return encode_frame(Frame(Channel.RESULT, seq % 65536, payload))
-
-
-def _typical(results: Sequence[Any]) -> Any:
-    """The result whose wire size is the median of the run's."""
-    sized = sorted(results, key=lambda r: len(_wire_bytes(r, r.frame_id)))
-    return sized[len(sized) // 2]
-
-
-def _with_detections_and_text(result: Any) -> Any:
-    """``result`` plus two detections and one text line (what detect + OCR would add)."""
-    from seedcam.types import Box, Detection, TextLine
-
-    detections = (
-        Detection(2, "car", 0.91, Box(0.12, 0.40, 0.38, 0.71)),
-        Detection(0, "person", 0.78, Box(0.66, 0.35, 0.74, 0.69)),
-    )
-    text = (
-        TextLine(
-            "AB 1234",
-            0.88,
-            (0.97, 0.95, 0.6, 0.93, 0.9, 0.92, 0.89),
-            Box(0.20, 0.60, 0.31, 0.66),
-        ),
-    )
-    timings = dict(result.timings_us)
-    timings.update(
-        {
-            "task:detect": 9000,
-            "detect:invoke": 7000,
-            "task:ocr": 4000,
-            "ocr:invoke": 3000,
-        }
-    )
-    return replace(
-        result,
-        detections=detections,
-        text_lines=text,
-        model_ids=(*result.model_ids, "detect-int8@1.0.0", "ocr-int8@1.0.0"),
-        timings_us=timings,
-    )
-
-
-def _decode_rate(template: Any, count: int, passes: int = 3) -> tuple[float, int]:
-    """Results/s for feed + parse + result_from_pb over ``count`` pre-encoded frames (best pass)."""
-    from seedcam._proto import seedcam_pb2 as pb
-    from seedcam.protocol import codec
-    from seedcam.protocol.framing import Channel, Decoder
-
-    step_us = 33_333
-    blob = b"".join(
-        _wire_bytes(
-            replace(
-                template,
-                frame_id=template.frame_id + i,
-                capture_timestamp_us=template.capture_timestamp_us + i * step_us,
-                send_timestamp_us=template.send_timestamp_us + i * step_us,
-            ),
-            seq=i,
-        )
-        for i in range(count)
-    )
-    best = float("inf")
-    for _ in range(passes):
-        decoder = Decoder()
-        decoded = 0
-        start = time.perf_counter()
-        for offset in range(0, len(blob), _READ_CHUNK):
-            for frame in decoder.feed(blob[offset : offset + _READ_CHUNK]):
-                if frame.channel == Channel.RESULT:
-                    codec.result_from_pb(
-                        codec.parse(pb.Result, frame.payload),
-                        received_monotonic=time.monotonic(),
-                    )
-                    decoded += 1
-        elapsed = time.perf_counter() - start
-        if decoded != count:
-            raise BenchmarkError(f"decoder returned {decoded} of {count} results (counters {decoder.counters})")
-        best = min(best, elapsed)
-    return count / best, len(blob)
-
-
-# --------------------------------------------------------------------------- report
-
-
 def _environment(interp: Any, manifest: Any, num_threads: int) -> dict[str, Any]:
-    from seedcam_firmware import __version__ as firmware_version
-
     try:
         load = list(os.getloadavg())
     except OSError:
@@ -535,13 +156,11 @@ def run_pipeline_benchmark(
     """
     if seconds <= 0 or fps <= 0 or invokes < 2 or decode_frames < 1:
         raise ValueError("seconds and fps must be > 0, invokes >= 2 and decode_frames >= 1")
-    models_dir = Path(models_dir) if models_dir is not None else _default_models_dir()
-    threads = num_threads if num_threads is not None else _default_num_threads()
+    models_dir = Path(models_dir) if models_dir is not None else Path(DEFAULT_MODELS_DIR)
+    threads = num_threads if num_threads is not None else int(RuntimeConfig().num_threads)
 
-    manifest, model = _load_lane_model(models_dir, threads)
-    x, xq = _model_input(manifest, model)
-    from seedcam_firmware.inference import load_interpreter
-
+    manifest, model = load_lane_model(models_dir, threads)
+    x, xq = model_input(manifest, model)
     interp = load_interpreter(manifest.file, num_threads=threads)
     _note(
         progress,
@@ -550,14 +169,14 @@ def run_pipeline_benchmark(
         threads,
         invokes // 2,
     )
-    bare = _time_bare_invokes(interp, xq, invokes // 2)
-    runtime_invoke = _time_runtime_invokes(model, x, max(10, invokes // 4))
+    bare = time_bare_invokes(interp, xq, invokes // 2)
+    runtime_invoke = time_runtime_invokes(model, x, max(10, invokes // 4))
 
     with tempfile.TemporaryDirectory(prefix="seedcam-bench-") as tmp:
-        run = _run_firmware(Path(tmp), seconds, fps, models_dir, threads, progress)
+        run = run_firmware(Path(tmp), seconds, fps, models_dir, threads, progress)
 
     _note(progress, "bare invoke: %d samples after the run", invokes - invokes // 2)
-    bare += _time_bare_invokes(interp, xq, invokes - invokes // 2)
+    bare += time_bare_invokes(interp, xq, invokes - invokes // 2)
     environment = _environment(interp, manifest, threads)
     del model, interp
 
@@ -576,11 +195,11 @@ def run_pipeline_benchmark(
     bare_ms = statistics.median(bare) * 1e3
     per_frame_ms = statistics.median(per_frame_us) / 1e3
 
-    typical = _typical(results)
-    lane_only = len(_wire_bytes(typical, typical.frame_id))
-    rich = len(_wire_bytes(_with_detections_and_text(typical), typical.frame_id))
+    typical = typical_result(results)
+    lane_only = len(wire_bytes(typical, typical.frame_id))
+    rich = len(wire_bytes(with_detections_and_text(typical), typical.frame_id))
     _note(progress, "host decode: %d frames of %d bytes", decode_frames, lane_only)
-    decode_rate, blob_bytes = _decode_rate(typical, decode_frames)
+    decode_per_s, blob_bytes = decode_rate(typical, decode_frames)
     line_results_per_s = UART_BYTES_PER_S / lane_only
 
     health = run.health
@@ -613,11 +232,11 @@ def run_pipeline_benchmark(
             "fps": health.fps,
         },
         "result_frame_bytes": {"lane_only": lane_only, "lane_2det_1text": rich},
-        "host_decode_results_per_s": decode_rate,
+        "host_decode_results_per_s": decode_per_s,
         "host_decode_frames": decode_frames,
         "host_decode_bytes": blob_bytes,
         "line_results_per_s_921600": line_results_per_s,
-        "line_rate_ratio_921600": decode_rate / line_results_per_s,
+        "line_rate_ratio_921600": decode_per_s / line_results_per_s,
         "line_load_at_fps": achieved_fps * lane_only / UART_BYTES_PER_S,
         "firmware_returncode": run.firmware_returncode,
         "environment": environment,
@@ -628,110 +247,3 @@ def run_pipeline_benchmark(
         out.write_text(json.dumps(report, indent=2, sort_keys=True) + "\n", encoding="utf-8")
         _note(progress, "report written to %s", out)
     return report
-
-
-def format_table(report: Mapping[str, Any]) -> str:
-    """The report as an aligned text table (figure, value, unit, note)."""
-    lat = report["latency_ms"]
-    frames = report["result_frame_bytes"]
-    health = report.get("device_health") or {}
-    env = report.get("environment", {})
-    rows: list[tuple[str, str, str, str]] = [
-        (
-            "glue overhead",
-            f"{report['glue_overhead_ratio']:.2f}",
-            "x",
-            "per-frame task time / bare invoke, same run",
-        ),
-        (
-            "bare model invoke",
-            f"{report['bare_invoke_ms']:.3f}",
-            "ms",
-            f"median of {report.get('bare_invoke_samples', '?')}, {env.get('num_threads', '?')} threads",
-        ),
-        (
-            "per-frame time",
-            f"{report['per_frame_ms']:.3f}",
-            "ms",
-            "median task:lane in the firmware",
-        ),
-        (
-            "capture->result",
-            f"{report['capture_to_result_ms']:.3f}",
-            "ms",
-            "median in the firmware: capture stamp to Result built",
-        ),
-        (
-            "result->host",
-            f"{report['result_to_host_ms']:.3f}",
-            "ms",
-            "median: send queue, encode, pty, host decode",
-        ),
-        (
-            "capture->host p50",
-            f"{lat['p50']:.2f}",
-            "ms",
-            f"{report['results']} results over a pty",
-        ),
-        ("capture->host p95", f"{lat['p95']:.2f}", "ms", f"max {lat['max']:.2f} ms"),
-        (
-            "achieved fps",
-            f"{report['fps_achieved']:.1f}",
-            "1/s",
-            f"requested {report['fps_requested']:g}",
-        ),
-        (
-            "frames dropped",
-            str(health.get("frames_dropped", "n/a")),
-            "frames",
-            f"device health; {health.get('frames_captured', '?')} captured, "
-            f"{report['frames_missing_at_host']} missing at host",
-        ),
-        (
-            "Result frame, lane only",
-            str(frames["lane_only"]),
-            "bytes",
-            "on the wire, framing included",
-        ),
-        (
-            "Result frame, lane+2det+1text",
-            str(frames["lane_2det_1text"]),
-            "bytes",
-            "synthetic",
-        ),
-        (
-            "host decode rate",
-            f"{report['host_decode_results_per_s']:,.0f}",
-            "results/s",
-            "feed + parse + result_from_pb",
-        ),
-        (
-            "vs 921600-baud line",
-            f"{report['line_rate_ratio_921600']:.1f}",
-            "x",
-            f"host decodes {report['line_rate_ratio_921600']:.0f}x faster than the line delivers "
-            f"({report['line_results_per_s_921600']:.0f} results/s)",
-        ),
-    ]
-    headers = ("figure", "value", "unit", "note")
-    widths = [max(len(headers[i]), *(len(r[i]) for r in rows)) for i in range(3)]
-
-    def line(cells: Sequence[str]) -> str:
-        return "  ".join(
-            (
-                cells[0].ljust(widths[0]),
-                cells[1].rjust(widths[1]),
-                cells[2].ljust(widths[2]),
-                cells[3],
-            )
-        ).rstrip()
-
-    out = [line(headers), line(tuple("-" * w for w in widths) + ("-" * 4,))]
-    out += [line(r) for r in rows]
-    if env:
-        out.append(
-            f"({env.get('cpu_count')} CPUs, load {', '.join(f'{v:.1f}' for v in env.get('loadavg', []))}, "
-            f"Python {env.get('python')}, {env.get('tflite_runtime')}, model {env.get('model_id')}, "
-            f"{env.get('time_utc')})"
-        )
-    return "\n".join(out)

@@ -10,76 +10,35 @@ the cost) and the whole push (begin → self-test → activation).
 
 from __future__ import annotations
 
+import contextlib
 import json
-import re
-import subprocess
 import sys
 import tempfile
-import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from seedcam.errors import SensorError
+import seedcam
+from seedcam import updates
+from seedcam.bundle import write_bundle
+from seedcam_firmware.launcher import EmulatedBoard, emulated_board
+from seedcam_tools.bundles import build_model_bundle
 
 __all__ = ["format_push_table", "run_push_benchmark"]
 
-_READY = re.compile(r"link at (\S+)")
 _START_TIMEOUT_S = 60.0
 
 
-class _Board:
-    """The firmware as a child process on a pty symlink, with updates enabled."""
-
-    def __init__(self, workdir: Path, *args: str) -> None:
-        self.link = str(workdir / "sensor")
-        log = (workdir / "firmware.log").open("a")
-        self.proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "seedcam_firmware.cli",
-                "run",
-                "--pty-link",
-                self.link,
-                "--fps",
-                "30",
-                "--set",
-                f"updates.dir={workdir / 'storage'}",
-                *args,
-            ],
-            stdout=subprocess.PIPE,
-            stderr=log,
-            text=True,
-            cwd=workdir,
-        )
-        ready = threading.Event()
-
-        def watch() -> None:
-            assert self.proc.stdout is not None
-            for line in self.proc.stdout:
-                if _READY.search(line):
-                    ready.set()
-
-        threading.Thread(target=watch, daemon=True).start()
-        if not ready.wait(_START_TIMEOUT_S):
-            self.stop()
-            raise SensorError(f"the firmware did not start within {_START_TIMEOUT_S} s")
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)
+def _board(workdir: Path, *args: str) -> contextlib.AbstractContextManager[EmulatedBoard]:
+    """The firmware on a pty symlink in ``workdir``, streaming results at 30 fps, with updates enabled."""
+    workdir.mkdir()
+    overrides = {"updates.dir": workdir / "storage"}
+    return emulated_board("--fps", "30", *args, workdir=workdir, overrides=overrides, timeout=_START_TIMEOUT_S)
 
 
-def _push_runs(board: _Board, bundles: list[Path], max_bytes: int | None, note: Callable[[str], None]) -> list[Any]:
-    import seedcam
-    from seedcam import updates
-
+def _push_runs(
+    board: EmulatedBoard, bundles: list[Path], max_bytes: int | None, note: Callable[[str], None]
+) -> list[Any]:
     runs = []
     with seedcam.open(board.link, timeout=10) as sensor:
         for path in bundles:
@@ -115,10 +74,9 @@ def run_push_benchmark(
         baud: line rate of the throttled run.
 
     Raises:
-        SensorError: the firmware did not start or a push failed.
+        BoardStartError: the firmware did not start.
+        SensorError: a push failed.
     """
-    from seedcam.bundle import write_bundle
-    from seedcam_tools.bundles import build_model_bundle
 
     def note(text: str) -> None:
         if progress:
@@ -135,12 +93,8 @@ def run_push_benchmark(
             for i in range(pty_pushes)
         ]
         note(f"{baud} baud (8N1 = {baud // 10} B/s), {uart_bytes} payload bytes:")
-        (work / "uart").mkdir()
-        board = _Board(work / "uart", "--throttle", str(baud))
-        try:
+        with _board(work / "uart", "--throttle", str(baud)) as board:
             ((uart, streamed),) = _push_runs(board, [int8], uart_bytes or None, note)
-        finally:
-            board.stop()
         moved = uart.payload_size if uart.install.activated else uart_bytes
         report["uart"] = {
             "payload_bytes": moved,
@@ -152,12 +106,8 @@ def run_push_benchmark(
             "results_during_push": streamed,
         }
         note(f"pty, {pty_pushes} pushes of {f32[0].stat().st_size} bytes:")
-        (work / "pty").mkdir()
-        board = _Board(work / "pty")
-        try:
+        with _board(work / "pty") as board:
             runs = _push_runs(board, f32, None, note)
-        finally:
-            board.stop()
         rates = [r.data_rate_bps for r, _ in runs]
         report["pty"] = {
             "payload_bytes": runs[0][0].payload_size,

@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from seedcam.errors import SensorError
+from seedcam_tools.bench_cli import add_bench_commands
+from seedcam_tools.bundle_cli import add_bundle_commands
 
 __all__ = ["main"]
 
@@ -280,16 +282,6 @@ def cmd_eval_worlds(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def cmd_bench_pipeline(args: argparse.Namespace) -> int:
-    from seedcam_tools.bench_pipeline import format_table, run_pipeline_benchmark
-
-    report = run_pipeline_benchmark(seconds=args.seconds, fps=args.fps, out_json=args.json, progress=not args.quiet)
-    print(format_table(report))
-    if args.json:
-        print(f"wrote {args.json}")
-    return EXIT_OK
-
-
 def _plain(value: object) -> object:
     import dataclasses
 
@@ -485,17 +477,8 @@ def _parser() -> argparse.ArgumentParser:
     )
     ocr_eval.set_defaults(func=cmd_eval_ocr)
 
-    bench = commands.add_parser("bench", help="benchmarks")
-    which = bench.add_subparsers(dest="bench", required=True)
-    pipeline = which.add_parser("pipeline", help="glue overhead, latency, frame size, host decode rate")
-    pipeline.add_argument("--seconds", type=float, default=10.0)
-    pipeline.add_argument("--fps", type=float, default=30.0)
-    pipeline.add_argument("--json", type=Path, default=Path("bench-pipeline.json"))
-    pipeline.add_argument("-q", "--quiet", action="store_true")
-    pipeline.set_defaults(func=cmd_bench_pipeline)
-    from seedcam_tools.bundle_cli import add_bundle_commands  # update bundles, and `bench push`
-
-    add_bundle_commands(commands, bench=which)
+    which = add_bench_commands(commands)  # bench pipeline, bench visionseed
+    add_bundle_commands(commands, bench=which)  # update bundles, and `bench push`
     return parser
 
 

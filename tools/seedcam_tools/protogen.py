@@ -2,9 +2,11 @@
 
 The schema lives in ``proto/seedcam/v1/``; its generated modules are committed
 in the SDK's private package ``seedcam._proto`` so that the SDK installs with
-nothing but the protobuf runtime. ``grpcio-tools`` (pinned in this package's
-dependencies) provides ``protoc``, so every developer generates byte-identical
-code.
+nothing but the protobuf runtime. The VisionSeed schema copy
+(``proto/visionseed/``) is spoken by the firmware only, so its module is
+committed in the firmware's private package ``seedcam_firmware.visionseed._proto``.
+``grpcio-tools`` (pinned in this package's dependencies) provides ``protoc``, so
+every developer generates byte-identical code.
 """
 
 from __future__ import annotations
@@ -17,15 +19,32 @@ from pathlib import Path
 
 from seedcam.errors import SensorError
 
-__all__ = ["ProtoGenError", "GeneratedFile", "generate", "stale_files", "write_generated"]
+__all__ = [
+    "OUTPUT_DIR",
+    "OUTPUT_DIRS",
+    "PROTO_DIR",
+    "SCHEMAS",
+    "VISIONSEED_OUTPUT_DIR",
+    "GeneratedFile",
+    "ProtoGenError",
+    "generate",
+    "stale_files",
+    "write_generated",
+]
 
-#: schema files (relative to the proto root) and the module names they become
-SCHEMAS: dict[str, str] = {
-    "seedcam/v1/seedcam.proto": "seedcam_pb2",
-    "visionseed/visionseed.proto": "visionseed_pb2",  # the compatibility personality's private copy
-}
 PROTO_DIR = Path("proto")
+#: the SDK's private package of generated code (the native wire schema)
 OUTPUT_DIR = Path("host_sdk/seedcam/_proto")
+#: the firmware's VisionSeed personality's private package (its schema copy)
+VISIONSEED_OUTPUT_DIR = Path("firmware/seedcam_firmware/visionseed/_proto")
+
+#: schema files (relative to the proto root) and the module each becomes (repo path without ``.py``/``.pyi``)
+SCHEMAS: dict[str, Path] = {
+    "seedcam/v1/seedcam.proto": OUTPUT_DIR / "seedcam_pb2",
+    "visionseed/visionseed.proto": VISIONSEED_OUTPUT_DIR / "visionseed_pb2",
+}
+#: every folder that holds generated code
+OUTPUT_DIRS: tuple[Path, ...] = tuple(dict.fromkeys(module.parent for module in SCHEMAS.values()))
 
 
 class ProtoGenError(SensorError):
@@ -70,7 +89,7 @@ def generate(repo_root: Path) -> list[GeneratedFile]:
             stem = Path(schema).with_suffix("")
             for suffix in (".py", ".pyi"):
                 produced = Path(tmp) / f"{stem}_pb2{suffix}"
-                files.append(GeneratedFile(OUTPUT_DIR / f"{module}{suffix}", produced.read_bytes()))
+                files.append(GeneratedFile(module.with_name(module.name + suffix), produced.read_bytes()))
     return files
 
 

@@ -13,6 +13,7 @@ __all__ = ["open_camera"]
 
 _log = logging.getLogger(__name__)
 
+
 def open_camera(cfg: CameraConfig) -> CameraSource:
     """Open the backend named by ``cfg.source``; backends are imported lazily.
 
@@ -43,7 +44,7 @@ def open_camera(cfg: CameraConfig) -> CameraSource:
             kwargs["fps"] = cfg.fps
         cam: CameraSource = SyntheticCamera(**kwargs)  # type: ignore[arg-type]
         return RotatedCamera(cam, cfg.rotation) if cfg.rotation else cam
-    if cfg.source == "sim":  # scenes published by a closed-loop simulator (seedcam.agv.sim)
+    if cfg.source == "sim":  # scenes published by a closed-loop simulator (seedcam_firmware.agv_sim)
         if not cfg.path:
             raise ConfigError("camera.path must name the simulator's socket when camera.source is 'sim'")
         from seedcam_firmware.camera.sim import SimCamera
@@ -53,13 +54,9 @@ def open_camera(cfg: CameraConfig) -> CameraSource:
     if cfg.source == "v4l2":
         from seedcam_firmware.camera.v4l2 import V4L2Camera
 
-        return V4L2Camera(
-            cfg.device, cfg.width, cfg.height, cfg.fps, rotation=cfg.rotation
-        )
+        return V4L2Camera(cfg.device, cfg.width, cfg.height, cfg.fps, rotation=cfg.rotation)
     if not cfg.path:
-        raise ConfigError(
-            f"camera.path must be set when camera.source is {cfg.source!r}"
-        )
+        raise ConfigError(f"camera.path must be set when camera.source is {cfg.source!r}")
     if cfg.source == "video":
         from seedcam_firmware.camera.video_file import VideoFileCamera
 

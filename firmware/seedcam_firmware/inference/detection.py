@@ -57,6 +57,7 @@ from .anchors import BOX_SCALES, decode_boxes, grid_anchors, levels_from_manifes
 from .boxes import nms
 from .classify import ACTIVATIONS, activate
 from .detection_select import MAX_CANDIDATES, DetectionParams, RawDetection, select_dense, select_detections
+from .manifest import bundle_file_path
 
 __all__ = [
     "LAYOUTS",
@@ -337,7 +338,7 @@ def _load_anchors(spec: Any, layout: str, input_width: int, input_height: int, b
             raise BundleError(f"layout {layout}: bad 'anchors' levels: {exc}") from exc
     if bundle_dir is None:
         raise BundleError(f"layout {layout}: anchors file {spec['file']!r} given but no bundle folder to read it from")
-    path = Path(bundle_dir) / str(spec["file"])
+    path = bundle_file_path(Path(bundle_dir), spec["file"], "decoder anchors file")
     try:
         arr = np.load(path, allow_pickle=False)
     except (OSError, ValueError) as exc:

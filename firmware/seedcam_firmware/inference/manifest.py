@@ -15,6 +15,12 @@ Schema (``schema: 1``)::
                "mean": 0.0, "std": 255.0},
      "outputs": {"mask": [1, 16, 32, 2], "lane_state": [1, 4], "presence": [1, 2]},
      "decoder": {...task specific...}, "camera": {...geometry trained for...}}
+
+Every file a manifest names (the model, the golden files, a decoder's anchors file)
+is a relative path inside the manifest's folder: an absolute path, a ``..``
+component, a NUL or a symlink out of the folder is refused
+(:func:`bundle_file_path`) before the file is looked at, with the same words
+whether or not such a file exists, so the refusal tells nothing about the disk.
 """
 
 from __future__ import annotations
@@ -22,17 +28,53 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ..errors import BundleError
 from .preprocess import InputSpec
 
-__all__ = ["PRECISIONS", "TASKS", "ModelManifest", "load_manifest", "sha256_file"]
+__all__ = ["PRECISIONS", "TASKS", "ModelManifest", "bundle_file_path", "load_manifest", "sha256_file"]
 
 TASKS = ("lane", "detect", "classify", "ocr")
 PRECISIONS = ("int8", "float32")
 _REQUIRED = ("schema", "id", "name", "version", "task", "min_firmware_version", "files", "input", "outputs")
+_MAX_NAME = 255
+
+
+def bundle_file_path(folder: Path, name: object, what: str) -> Path:
+    """The file ``name`` inside the bundle folder ``folder``, refusing any name that leads out of it.
+
+    Args:
+        folder: the bundle folder (the one holding ``manifest.json``).
+        name: the name as the manifest gives it: a relative path such as ``model.tflite``.
+        what: what the file is, for the message (``"model file"``, ``"golden_input"``...).
+
+    Raises:
+        BundleError: not a string, empty, absolute, with a ``..`` component, a backslash
+            or a control character, or resolving (through a symlink) outside ``folder``.
+            The message is the same whether or not the named file exists.
+    """
+    base = Path(folder).resolve()
+    text = name if isinstance(name, str) else ""
+    pure = PurePosixPath(text)
+    plain = (
+        0 < len(text) <= _MAX_NAME
+        and not pure.is_absolute()
+        and ".." not in pure.parts
+        and pure.parts not in ((), (".",))
+        and "\\" not in text
+        and all(ord(c) >= 0x20 and c != "\x7f" for c in text)
+    )
+    path = base / pure
+    try:
+        inside = plain and path.resolve().is_relative_to(base)
+    except (OSError, RuntimeError):  # a symlink loop: not a file of the bundle either
+        inside = False
+    if not inside:
+        shown = repr(name)[:300]
+        raise BundleError(f"the manifest's {what} {shown} is outside the bundle folder (only names inside it may be)")
+    return path
 
 
 def sha256_file(path: Path) -> str:
@@ -148,8 +190,8 @@ def load_manifest(path: str | Path, *, precision: str | None = None, verify: boo
         raw = json.loads(p.read_text())
     except FileNotFoundError as exc:
         raise BundleError(f"manifest not found: {p}") from exc
-    except (OSError, json.JSONDecodeError) as exc:
-        raise BundleError(f"unreadable manifest {p}: {exc}") from exc
+    except (OSError, ValueError, RecursionError) as exc:  # ValueError: not JSON, or not UTF-8
+        raise BundleError(f"unreadable manifest {p}: {str(exc)[:200]}") from exc
     if not isinstance(raw, dict):
         raise BundleError(f"{p}: manifest must be a JSON object")
     missing = [k for k in _REQUIRED if k not in raw]
@@ -168,27 +210,27 @@ def load_manifest(path: str | Path, *, precision: str | None = None, verify: boo
     entry = files[prec]
     try:
         outputs = {str(k): tuple(int(x) for x in v) for k, v in raw["outputs"].items()}
-        fname, sha = str(entry["file"]), str(entry["sha256"])
+        fname, sha = entry["file"], str(entry["sha256"])
+        golden_out = entry.get("golden_output")
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise BundleError(f"{p}: invalid 'files' or 'outputs': {exc}") from exc
     base = p.parent.resolve()
     golden_in = raw.get("golden_input")
-    golden_out = entry.get("golden_output")
     m = ModelManifest(
         id=str(raw["id"]),
         name=str(raw["name"]),
         version=str(raw["version"]),
         task=str(raw["task"]),
         precision=prec,
-        file=base / fname,
+        file=bundle_file_path(base, fname, "model file"),
         sha256=sha,
         input=_parse_input(raw["input"]),
         outputs=outputs,
         decoder=dict(raw.get("decoder", {})),
         camera=dict(raw.get("camera", {})),
         min_firmware_version=str(raw["min_firmware_version"]),
-        golden_input=base / golden_in if golden_in else None,
-        golden_output=base / golden_out if golden_out else None,
+        golden_input=bundle_file_path(base, golden_in, "golden_input") if golden_in else None,
+        golden_output=bundle_file_path(base, golden_out, "golden_output") if golden_out else None,
         bundle_dir=base,
     )
     _version_tuple(m.version)

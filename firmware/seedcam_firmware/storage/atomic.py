@@ -85,12 +85,19 @@ def fsync_tree(root: Path) -> None:
         fsync_dir(Path(folder))
 
 
-def replace_dir(staged: Path, target: Path) -> None:
+def replace_dir(staged: Path, target: Path, *, before_swap: Callable[[], None] | None = None) -> None:
     """Make the fully written folder ``staged`` become ``target`` (replacing any old one).
 
     ``staged`` must be a sibling of ``target`` whose name starts with
     :data:`TEMP_PREFIX`. A crash part-way leaves ``target`` either old, new or
     missing, plus temp folders that :func:`cleanup_temp` removes.
+
+    Args:
+        staged: the new folder, complete.
+        target: the folder it becomes.
+        before_swap: called once the old ``target`` is moved aside and before ``staged``
+            takes its place (a test hook: a crash there must leave ``target`` missing,
+            never a mix).
     """
     fsync_tree(staged)
     parent = target.parent
@@ -98,6 +105,8 @@ def replace_dir(staged: Path, target: Path) -> None:
     if target.exists():
         trash = parent / f"{TEMP_PREFIX}old-{target.name}-{os.getpid()}"
         os.replace(target, trash)
+    if before_swap is not None:
+        before_swap()
     os.replace(staged, target)
     fsync_dir(parent)
     if trash is not None:

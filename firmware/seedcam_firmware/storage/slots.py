@@ -5,12 +5,15 @@ Layout under the store's root::
     <group>/state.json   {"active": "a", "previous": "b", "counter": 3, ...}   (atomic writes only)
     <group>/a/           an installed bundle: its files + bundle.header (+ bundle.sig)
     <group>/b/
+    <group>/.tmp-stage/  a bundle being unpacked and self-tested (removed at boot)
 
-A new bundle always goes into the slot that is not active; the pointer flips
-only after the slot is complete, durable and self-tested, so a power cut at any
-point leaves the old slot active. Before a slot is overwritten the pointer
-stops naming it as the rollback target, so a rollback never reaches a
-half-written or untested slot.
+A new bundle is unpacked and self-tested in the group's staging folder
+(:meth:`SlotStore.stage`), never over a slot; only one that passed becomes the
+slot that is not active, in one rename (:meth:`SlotStore.commit`). Just before
+that rename the pointer stops naming the slot as the rollback target, so a
+rollback never reaches a half-replaced slot, and a refused bundle costs nothing.
+The pointer flips to a slot only after the slot is complete and durable, so a
+power cut at any point leaves the old slot active.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
-from seedcam.bundle import BundleHeader
+from seedcam.bundle import HEADER_FILE, SIGNATURE_FILE, BundleHeader
 from seedcam.errors import BundleError
 from seedcam_firmware.storage.atomic import TEMP_PREFIX, cleanup_temp, replace_dir, write_json_atomically
 
@@ -32,8 +35,7 @@ __all__ = ["SLOTS", "GroupState", "SlotStore"]
 log = logging.getLogger(__name__)
 
 SLOTS = ("a", "b")
-HEADER_FILE = "bundle.header"
-SIGNATURE_FILE = "bundle.sig"
+STAGE = f"{TEMP_PREFIX}stage"
 
 
 @dataclass(frozen=True)
@@ -60,15 +62,21 @@ class SlotStore:
 
     Args:
         root: the storage folder (created if missing).
-        before_pointer_flip: test hook called before a pointer file's rename.
+        at_step: test hook called with the name of a storage step at its most fragile
+            moment: ``during_activate`` just before a pointer flips (its rename),
+            ``during_commit`` while a slot is being replaced (old one moved aside).
     """
 
-    def __init__(self, root: Path, *, before_pointer_flip: Callable[[], None] | None = None) -> None:
+    def __init__(self, root: Path, *, at_step: Callable[[str], None] | None = None) -> None:
         self.root = Path(root)
         self.root.mkdir(parents=True, exist_ok=True)
-        self._before_flip = before_pointer_flip
+        self._at_step = at_step
         for group in self.groups():
-            cleanup_temp(self.root / group)
+            cleanup_temp(self.root / group)  # unfinished stagings and slot replacements of a power cut
+
+    def _hook(self, step: str) -> Callable[[], None] | None:
+        at_step = self._at_step
+        return None if at_step is None else lambda: at_step(step)
 
     def groups(self) -> list[str]:
         """Names of the groups that have a folder."""
@@ -82,9 +90,12 @@ class SlotStore:
         """
         if slot not in SLOTS:
             raise ValueError(f"slot must be one of {SLOTS}, got {slot!r}")
+        return self._group_dir(group) / slot
+
+    def _group_dir(self, group: str) -> Path:
         if not group or "/" in group or group.startswith("."):
             raise ValueError(f"bad slot group name {group!r}")
-        return self.root / group / slot
+        return self.root / group
 
     # ------------------------------------------------------------------ the pointer
 
@@ -102,9 +113,8 @@ class SlotStore:
 
     def write_state(self, group: str, state: GroupState, *, flip: bool = False) -> None:
         """Write the pointer atomically; ``flip`` marks an activation (the test hook runs)."""
-        write_json_atomically(
-            self.root / group / "state.json", asdict(state), before_rename=self._before_flip if flip else None
-        )
+        hook = self._hook("during_activate") if flip else None
+        write_json_atomically(self.root / group / "state.json", asdict(state), before_rename=hook)
 
     def inactive_slot(self, group: str) -> str:
         """The slot a new bundle goes into: the one that is not active (``a`` when none is).
@@ -131,33 +141,42 @@ class SlotStore:
             log.warning("slot %s/%s has an unreadable header: %s", group, slot, exc)
             return None
 
-    def prepare(self, group: str, slot: str) -> Path:
-        """Get ``slot`` ready to be overwritten; returns an empty temp folder to fill.
+    def stage(self, group: str) -> Path:
+        """An empty staging folder for a new bundle of ``group``; the slots and the pointer stay as they are.
 
-        The pointer first stops naming ``slot`` as the rollback target (durably).
+        It lies beside the slots (same disk), so that :meth:`commit` moves it into a slot
+        in one rename; a staging left by a power cut is removed at the next start.
+        """
+        staged = self._group_dir(group) / STAGE
+        if staged.exists():
+            shutil.rmtree(staged)
+        staged.mkdir(parents=True)
+        return staged
+
+    def discard(self, staged: Path) -> None:
+        """Remove a staging folder (a bundle that was refused)."""
+        shutil.rmtree(staged, ignore_errors=True)
+
+    def commit(self, group: str, slot: str, staged: Path, header: bytes, signature: bytes) -> Path:
+        """Store the header next to the files in ``staged`` and make it ``slot`` (atomically).
+
+        The pointer stops naming ``slot`` as the rollback target first (durably): a power
+        cut during the replacement leaves the active slot as it was and no target that is
+        half replaced. Call it only for a bundle that passed its self-test.
+
         Raises:
             ValueError: ``slot`` is the active slot or on trial.
         """
         state = self.state(group)
         if state.active == slot or state.trial == slot:
             raise ValueError(f"slot {group}/{slot} is active or on trial; install into the other slot")
-        if state.previous == slot:
-            self.write_state(group, replace(state, previous=None))
-        target = self.slot_dir(group, slot)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        staged = target.parent / f"{TEMP_PREFIX}{slot}"
-        if staged.exists():
-            shutil.rmtree(staged)
-        staged.mkdir()
-        return staged
-
-    def commit(self, group: str, slot: str, staged: Path, header: bytes, signature: bytes) -> Path:
-        """Store the header next to the files in ``staged`` and make it ``slot`` (atomically)."""
         (staged / HEADER_FILE).write_bytes(header)
         if signature:
             (staged / SIGNATURE_FILE).write_bytes(signature)
+        if state.previous == slot:
+            self.write_state(group, replace(state, previous=None))
         target = self.slot_dir(group, slot)
-        replace_dir(staged, target)
+        replace_dir(staged, target, before_swap=self._hook("during_commit"))
         return target
 
     def verify(self, group: str, slot: str) -> BundleHeader:

@@ -3,17 +3,24 @@
 A task may read what other tasks found in the same frame (the OCR task reads
 the detector's plates): it names them in ``requires`` and the runner then runs
 them first and hands their outputs to ``run(image, prior)``.
+
+The runner merges what the tasks found into the frame's Result field by field:
+every finding of :class:`TaskOutput` is the Result field of the same name, a
+tuple field concatenated over the tasks in run order, a single value
+(``lane``) taken from the last task that reported one.
 """
 
 from __future__ import annotations
 
+import abc
+import dataclasses
 import logging
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -30,6 +37,8 @@ if TYPE_CHECKING:
     from seedcam_firmware.config import FirmwareConfig
 
 __all__ = [
+    "FINDINGS",
+    "NO_PRIOR",
     "ModelTask",
     "Task",
     "TaskOutput",
@@ -37,6 +46,7 @@ __all__ = [
     "TaskUnavailable",
     "elapsed_us",
     "load_task_manifest",
+    "merge_findings",
     "model_info",
 ]
 
@@ -47,7 +57,13 @@ log = logging.getLogger(__name__)
 class TaskOutput:
     """What one task found in a frame; the runner merges outputs into a Result.
 
+    Every field but ``timings_us`` and ``model_ids`` is a finding (:data:`FINDINGS`)
+    and has the name and type of a :class:`~seedcam.types.Result` field; a new kind
+    of finding is a field here, with a default of ``()`` (merged by concatenation)
+    or None (the last task's wins).
+
     Attributes:
+        timings_us: the task's own stages (``"lane:invoke"``), microseconds.
         model_ids: models the task ran besides its own (the OCR task running the
             detector itself), reported in ``Result.model_ids``.
     """
@@ -60,29 +76,51 @@ class TaskOutput:
     model_ids: tuple[str, ...] = ()
 
 
-class Task(Protocol):
+#: The fields of TaskOutput that are findings, merged into the Result field of the same name.
+FINDINGS: tuple[str, ...] = tuple(
+    f.name for f in dataclasses.fields(TaskOutput) if f.name not in ("timings_us", "model_ids")
+)
+#: ``prior`` of a task that requires nothing, or run on its own.
+NO_PRIOR: Mapping[str, TaskOutput] = MappingProxyType({})
+
+
+class Task(abc.ABC):
     """A perception task: a model plus its pre- and post-processing.
 
-    Two members are optional and looked up with defaults by the runner:
-    ``requires`` (default ``()``): names of tasks whose outputs for the same
-    frame ``run`` reads; when it is not empty the runner calls
-    ``run(image, prior)`` with ``prior`` mapping each of those tasks that is
-    enabled to its output (a required task that is not enabled is absent).
-    ``configure(config)`` (default: nothing to configure): take the live keys
-    of a new :class:`~seedcam_firmware.config.FirmwareConfig`; raises
-    :class:`ConfigError` for a value the task cannot use, keeping its old ones.
+    A subclass sets ``name`` (its catalog name) and ``model`` (what the host
+    sees of its model) and implements :meth:`run`; it may override
+    ``requires``, :meth:`configure` and :meth:`close`.
+
+    Attributes:
+        name: the task's name in the catalog.
+        model: its model, as listed to the host (``active`` is set by the runner).
+        requires: names of tasks whose outputs for the same frame :meth:`run`
+            reads; the runner runs those of them that are enabled first.
     """
 
     name: str
     model: ModelInfo
+    requires: tuple[str, ...] = ()
 
-    def run(self, image: np.ndarray) -> TaskOutput:
-        """Process one BGR uint8 frame (see the class docstring for ``prior``)."""
-        ...
+    @abc.abstractmethod
+    def run(self, image: np.ndarray, prior: Mapping[str, TaskOutput] = NO_PRIOR) -> TaskOutput:
+        """Process one frame.
 
-    def close(self) -> None:
-        """Release the interpreter."""
-        ...
+        Args:
+            image: the BGR uint8 camera frame at full resolution.
+            prior: each task of ``requires`` that is enabled → its output for this
+                frame (a required task that is not enabled is absent).
+        """
+
+    def configure(self, config: FirmwareConfig) -> None:  # noqa: B027 - most tasks have nothing to configure
+        """Take the live keys of a new configuration (default: nothing to take).
+
+        Raises:
+            ConfigError: a value the task cannot use; the task keeps its old ones.
+        """
+
+    def close(self) -> None:  # noqa: B027 - most tasks hold nothing garbage collection does not free
+        """Release what the task holds (default: nothing)."""
 
 
 def elapsed_us(start: float) -> int:
@@ -125,7 +163,7 @@ def model_info(manifest: ModelManifest) -> ModelInfo:
     )
 
 
-class ModelTask:
+class ModelTask(Task):
     """The part every model-backed task shares: the interpreter, its ModelInfo, preprocessing.
 
     Args:
@@ -138,7 +176,6 @@ class ModelTask:
     """
 
     name = "model"
-    requires: tuple[str, ...] = ()
 
     def __init__(self, manifest: ModelManifest, *, num_threads: int = 2, delegate: str | None = None) -> None:
         self.manifest = manifest
@@ -170,18 +207,25 @@ class ModelTask:
         """The manifest's preprocessing."""
         return self.manifest.input
 
-    def configure(self, config: FirmwareConfig) -> None:
-        """Nothing to configure by default."""
-
-    def close(self) -> None:
-        """Nothing to release beyond what garbage collection frees."""
-
 
 # ---- the runner ---------------------------------------------------------------------------
 
 
-def _requires(task: Task) -> tuple[str, ...]:
-    return tuple(getattr(task, "requires", ()))
+def merge_findings(outputs: Iterable[TaskOutput]) -> dict[str, Any]:
+    """The findings of ``outputs`` (in run order) as Result fields.
+
+    A tuple finding is concatenated over the outputs; any other is the last one
+    that is not None. Timings and model ids are the runner's to merge.
+    """
+    merged: dict[str, Any] = {}
+    for output in outputs:
+        for name in FINDINGS:
+            value = getattr(output, name)
+            if isinstance(value, tuple):
+                merged[name] = merged.get(name, ()) + value
+            elif value is not None:
+                merged[name] = value
+    return merged
 
 
 class TaskRunner:
@@ -270,7 +314,7 @@ class TaskRunner:
             if name in order or name in visiting:
                 return  # done, or a cycle: keep the order given
             visiting.add(name)
-            for needed in _requires(self._tasks[name]):
+            for needed in self._tasks[name].requires:
                 if needed in chosen:
                     visit(needed)
             visiting.discard(name)
@@ -305,17 +349,14 @@ class TaskRunner:
         """
         done: list[Callable[[FirmwareConfig], None]] = []
         for task in self._tasks.values():
-            configure = getattr(task, "configure", None)
-            if configure is None:
-                continue
             try:
-                configure(config)
+                task.configure(config)
             except ConfigError:
                 if previous is not None:
                     for undo in done:
                         undo(previous)
                 raise
-            done.append(configure)
+            done.append(task.configure)
 
     def process(self, frame: Frame) -> Result:
         """Run every enabled task on ``frame``; an empty Result when none is enabled."""
@@ -323,10 +364,6 @@ class TaskRunner:
         timings: dict[str, int] = {}
         outputs: dict[str, TaskOutput] = {}
         model_ids: dict[str, None] = {}
-        lane = None
-        detections: list[Detection] = []
-        text_lines: list[TextLine] = []
-        classifications: list[Classification] = []
         for task in order:
             start = time.perf_counter()
             output = self._run_one(task, frame, outputs)
@@ -337,10 +374,6 @@ class TaskRunner:
             model_ids[task.model.id] = None
             model_ids.update(dict.fromkeys(output.model_ids))
             timings.update(output.timings_us)
-            lane = output.lane if output.lane is not None else lane
-            detections.extend(output.detections)
-            text_lines.extend(output.text_lines)
-            classifications.extend(output.classifications)
         height, width = frame.image.shape[:2]
         timings["capture_to_result"] = max(0, time.monotonic_ns() // 1000 - frame.timestamp_us)
         return Result(
@@ -348,23 +381,16 @@ class TaskRunner:
             capture_timestamp_us=frame.timestamp_us,
             timings_us=timings,
             model_ids=tuple(model_ids),
-            lane=lane,
-            detections=tuple(detections),
-            text_lines=tuple(text_lines),
-            classifications=tuple(classifications),
             frame_width=width,
             frame_height=height,
+            **merge_findings(outputs.values()),
         )
 
     def _run_one(self, task: Task, frame: Frame, outputs: Mapping[str, TaskOutput]) -> TaskOutput | None:
         """One task on one frame; None (logged once per run of failures) when it raises."""
-        requires = _requires(task)
+        prior = MappingProxyType({name: outputs[name] for name in task.requires if name in outputs})
         try:
-            if requires:
-                prior = MappingProxyType({name: outputs[name] for name in requires if name in outputs})
-                output = task.run(frame.image, prior)  # type: ignore[call-arg]
-            else:
-                output = task.run(frame.image)
+            output = task.run(frame.image, prior)
         except Exception:  # one task's failure must not cost the other tasks their results
             if task.name not in self._failing:
                 self._failing.add(task.name)

@@ -12,7 +12,8 @@ from seedcam_firmware.config import FirmwareConfig
 from seedcam_firmware.inference.classify import top_k
 from seedcam_firmware.inference.manifest import ModelManifest
 from seedcam_firmware.inference.validate import classifier_layout
-from seedcam_firmware.tasks.base import ModelTask, Task, TaskOutput, elapsed_us, load_task_manifest
+from seedcam_firmware.task_sections import ClassifyConfig
+from seedcam_firmware.tasks.base import NO_PRIOR, ModelTask, Task, TaskOutput, elapsed_us, load_task_manifest
 
 __all__ = ["ClassifyTask", "load_classify_task"]
 
@@ -39,9 +40,9 @@ class ClassifyTask(ModelTask):
 
     def configure(self, config: FirmwareConfig) -> None:
         """Take ``classify.top_k`` (next frame on)."""
-        self.top_k = config.classify.top_k
+        self.top_k = config.section(ClassifyConfig).top_k
 
-    def run(self, image: np.ndarray) -> TaskOutput:
+    def run(self, image: np.ndarray, prior: Mapping[str, TaskOutput] = NO_PRIOR) -> TaskOutput:
         k = self.top_k
         start = time.perf_counter()
         tensor = self.frame_tensor(image)

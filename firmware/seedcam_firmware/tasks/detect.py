@@ -24,16 +24,15 @@ from seedcam_firmware.config import FirmwareConfig
 from seedcam_firmware.inference.detection import DetectionParams, RawDetection, make_detection_decoder
 from seedcam_firmware.inference.manifest import ModelManifest
 from seedcam_firmware.inference.preprocess import crop_rows
-from seedcam_firmware.tasks.base import ModelTask, Task, TaskOutput, elapsed_us, load_task_manifest
+from seedcam_firmware.task_sections import DetectConfig
+from seedcam_firmware.tasks.base import NO_PRIOR, ModelTask, Task, TaskOutput, elapsed_us, load_task_manifest
 
 __all__ = ["DetectTask", "box_to_frame", "load_detect_task"]
 
 log = logging.getLogger(__name__)
 
 
-def box_to_frame(
-    box: tuple[float, float, float, float], rows: tuple[int, int], frame_height: int
-) -> Box | None:
+def box_to_frame(box: tuple[float, float, float, float], rows: tuple[int, int], frame_height: int) -> Box | None:
     """Map a box normalised to the model input into the camera frame.
 
     The model input spans every column of the frame and its rows
@@ -97,7 +96,7 @@ class DetectTask(ModelTask):
 
     def configure(self, config: FirmwareConfig) -> None:
         """Take ``detect.score_threshold``, ``iou_threshold`` and ``max_detections`` (next frame on)."""
-        section = config.detect
+        section = config.section(DetectConfig)
         params = DetectionParams(section.score_threshold, section.iou_threshold, section.max_detections)
         self.params = params  # one attribute swap: the inference thread sees the old or the new, never a mix
 
@@ -131,7 +130,7 @@ class DetectTask(ModelTask):
             out.append(Detection(class_id=det.class_id, label=label, score=float(det.score), box=box))
         return tuple(out)
 
-    def run(self, image: np.ndarray) -> TaskOutput:
+    def run(self, image: np.ndarray, prior: Mapping[str, TaskOutput] = NO_PRIOR) -> TaskOutput:
         detections, timings = self.detect(image)
         return TaskOutput(detections=detections, timings_us=timings)
 

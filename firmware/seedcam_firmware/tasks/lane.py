@@ -10,7 +10,7 @@ import numpy as np
 from seedcam.types import LaneState, LaneStatus
 from seedcam_firmware.config import FirmwareConfig
 from seedcam_firmware.inference.lane import decode_lane
-from seedcam_firmware.tasks.base import ModelTask, Task, TaskOutput, elapsed_us, load_task_manifest
+from seedcam_firmware.tasks.base import NO_PRIOR, ModelTask, Task, TaskOutput, elapsed_us, load_task_manifest
 
 __all__ = ["LaneTask", "load_lane_task"]
 
@@ -28,7 +28,7 @@ class LaneTask(ModelTask):
 
     name = "lane"
 
-    def run(self, image: np.ndarray) -> TaskOutput:
+    def run(self, image: np.ndarray, prior: Mapping[str, TaskOutput] = NO_PRIOR) -> TaskOutput:
         start = time.perf_counter()
         tensor = self.frame_tensor(image)
         preprocess_us = elapsed_us(start)

@@ -33,14 +33,15 @@ import cv2
 import numpy as np
 
 from seedcam.types import Detection, TextLine
-from seedcam_firmware.config import FirmwareConfig, OcrConfig
+from seedcam_firmware.config import FirmwareConfig
 from seedcam_firmware.errors import ConfigError, ModelError
 from seedcam_firmware.inference.ctc import TextConstraint, TextReading, beam_decode, greedy_decode
 from seedcam_firmware.inference.manifest import ModelManifest
 from seedcam_firmware.inference.plate import crop_plate
 from seedcam_firmware.inference.preprocess import crop_resize
 from seedcam_firmware.inference.validate import ctc_layout
-from seedcam_firmware.tasks.base import ModelTask, Task, TaskOutput, elapsed_us, load_task_manifest
+from seedcam_firmware.task_sections import OcrConfig
+from seedcam_firmware.tasks.base import NO_PRIOR, ModelTask, Task, TaskOutput, elapsed_us, load_task_manifest
 from seedcam_firmware.tasks.detect import DetectTask
 
 __all__ = ["CONSTRAINED_MIN_BEAM", "OcrSettings", "OcrTask", "load_ocr_task"]
@@ -101,7 +102,7 @@ class OcrTask(ModelTask):
             ConfigError: ``ocr.pattern`` does not compile, a lexicon word has characters
                 outside the model's alphabet, or both pattern and lexicon are set.
         """
-        section = config.ocr
+        section = config.section(OcrConfig)
         if section == self._applied:
             return
         self.settings = self.settings_for(section)
@@ -141,7 +142,7 @@ class OcrTask(ModelTask):
             constraint=constraint,
         )
 
-    def run(self, image: np.ndarray, prior: Mapping[str, TaskOutput] | None = None) -> TaskOutput:
+    def run(self, image: np.ndarray, prior: Mapping[str, TaskOutput] = NO_PRIOR) -> TaskOutput:
         """Read the plates of this frame.
 
         Args:
@@ -154,7 +155,7 @@ class OcrTask(ModelTask):
         """
         timings: dict[str, int] = {}
         extra_models: tuple[str, ...] = ()
-        if prior is not None and "detect" in prior:
+        if "detect" in prior:
             detections = prior["detect"].detections
         elif self._detector is not None:
             start = time.perf_counter()

@@ -18,10 +18,10 @@ from typing import Any, Protocol
 
 import tomli_w
 
-from seedcam._proto import visionseed_pb2 as vs
 from seedcam.types import ConfigValue
 from seedcam_firmware.config import KEYS, FirmwareConfig, check_host_change, config_get, config_set, requires_restart
 from seedcam_firmware.errors import ConfigError, UnknownConfigKey
+from seedcam_firmware.visionseed._proto import visionseed_pb2 as vs
 from seedcam_firmware.visionseed.errors import VisionSeedRequestError
 
 __all__ = ["ConfigServices", "WHOLE_CONFIG_DOMAINS", "config_text", "parse_config_text", "set_config_text"]

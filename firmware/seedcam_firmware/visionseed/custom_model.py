@@ -28,7 +28,6 @@ To run it, point the task's ``models.<task>`` key at ``NAME/manifest.json`` (and
 
 from __future__ import annotations
 
-import importlib
 import json
 import logging
 import os
@@ -38,7 +37,6 @@ from typing import Any
 
 import numpy as np
 
-from seedcam._proto import visionseed_pb2 as vs
 from seedcam.errors import SensorError
 from seedcam.types import ModelInfo
 from seedcam_firmware.config import FirmwareConfig, config_set
@@ -46,7 +44,8 @@ from seedcam_firmware.inference.manifest import PRECISIONS, TASKS, load_manifest
 from seedcam_firmware.inference.runtime import load_interpreter
 from seedcam_firmware.storage.atomic import fsync_dir
 from seedcam_firmware.tasks.base import Task, model_info
-from seedcam_firmware.tasks.registry import TASK_FACTORIES
+from seedcam_firmware.tasks.registry import task_factory
+from seedcam_firmware.visionseed._proto import visionseed_pb2 as vs
 from seedcam_firmware.visionseed.errors import VisionSeedRequestError
 
 __all__ = ["DESCRIPTOR_SUFFIX", "MODEL_SUFFIX", "bundle_manifest", "import_model_pair", "recover_models_dir"]
@@ -57,8 +56,19 @@ MODEL_SUFFIX = ".tflite"
 DESCRIPTOR_SUFFIX = ".json"
 _KEPT_DESCRIPTOR = "visionseed.json"
 _ALLOWED = frozenset(
-    {"task", "id", "name", "version", "precision", "min_firmware_version", "input", "outputs", "decoder", "labels",
-     "camera"}
+    {
+        "task",
+        "id",
+        "name",
+        "version",
+        "precision",
+        "min_firmware_version",
+        "input",
+        "outputs",
+        "decoder",
+        "labels",
+        "camera",
+    }
 )
 _Code = vs.YtRpcResponse
 
@@ -129,17 +139,12 @@ def _load_as_at_boot(config: FirmwareConfig, task: str, manifest: Path, precisio
     trial = config_set(trial, f"models.{task}_precision", precision, source="uploaded model")
     loaded: dict[str, Task] = {}
     if task == "ocr":  # the OCR task reads the plates of the running detector
-        loaded["detect"] = _factory("detect")(config, loaded)
+        loaded["detect"] = task_factory("detect")(config, loaded)
     try:
-        return _factory(task)(trial, loaded)
+        return task_factory(task)(trial, loaded)
     finally:
         for other in loaded.values():
             other.close()
-
-
-def _factory(name: str):  # noqa: ANN202 - a TaskFactory
-    module, function = TASK_FACTORIES[name].split(":")
-    return getattr(importlib.import_module(module), function)
 
 
 def _self_test(task: Task, config: FirmwareConfig) -> None:
@@ -150,10 +155,7 @@ def _self_test(task: Task, config: FirmwareConfig) -> None:
     """
     frame = np.full((config.camera.height, config.camera.width, 3), 128, np.uint8)
     try:
-        if getattr(task, "requires", ()):
-            task.run(frame, {})  # type: ignore[call-arg]
-        else:
-            task.run(frame)
+        task.run(frame, {})
     except Exception as exc:  # whatever the runtime or decoder throws: the model cannot run here
         raise _refuse(f"the model does not run: {type(exc).__name__}: {exc}") from exc
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from seedcam._proto import visionseed_pb2 as vs
 from seedcam_firmware.errors import FirmwareError
+from seedcam_firmware.visionseed._proto import visionseed_pb2 as vs
 
 __all__ = ["VisionSeedRequestError"]
 

@@ -29,8 +29,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from seedcam._proto import visionseed_pb2 as vs
 from seedcam_firmware.storage.atomic import fsync_dir
+from seedcam_firmware.visionseed._proto import visionseed_pb2 as vs
 from seedcam_firmware.visionseed.errors import VisionSeedRequestError
 
 __all__ = ["MAX_LISTED", "MODELS_FOLDER", "UPLOAD_SUFFIXES", "DeviceFiles", "UploadProgress", "fsync_dir"]
@@ -135,10 +135,10 @@ class DeviceFiles:
             raise VisionSeedRequestError(_Code.ERROR_INVALID_PATH, f"{folder!r} is a file, not a folder")
         entries = sorted(p for p in real.iterdir() if not p.name.startswith("."))
         files = []
-        for entry in entries[:MAX_LISTED]:
-            is_dir = entry.is_dir()
-            size = 0 if is_dir else min(entry.stat().st_size, _INT32_MAX)
-            files.append(vs.FileInfo(name=entry.name, isFolder=is_dir, size=size))
+        for path in entries[:MAX_LISTED]:
+            is_dir = path.is_dir()
+            size = 0 if is_dir else min(path.stat().st_size, _INT32_MAX)
+            files.append(vs.FileInfo(name=path.name, isFolder=is_dir, size=size))
         return vs.FileListResult(folder=folder, total=len(entries), files=files)
 
     # ---------------------------------------------------------------- uploadFile

@@ -1,15 +1,15 @@
-"""The VisionSeed personality of the link: the same LinkServer, framed and spoken the VisionSeed way.
+"""The VisionSeed personality of the link: VisionSeed's framing and messages on the same LinkServer.
 
-:class:`VisionSeedLinkServer` is the native :class:`~seedcam_firmware.link_server.LinkServer`
-(same transports, reopening, write timeouts and drop counting) with two pieces
-swapped at the edge:
+:class:`VisionSeedPersonality` plugs into the native
+:class:`~seedcam_firmware.link_server.LinkServer` (same transports, reopening,
+write timeouts and drop counting) and brings the two pieces that make the protocol:
 
 * the framing: VisionSeed's SOF / escape / CRC-16 frames
-  (:mod:`seedcam.protocol.visionseed_framing`) instead of COBS frames, so every
+  (:mod:`seedcam_firmware.visionseed.framing`) instead of COBS frames, so every
   garbage byte, bad CRC, truncated or oversize frame is counted in the same
   :class:`~seedcam.protocol.framing.LinkCounters`, and never raises;
-* the messages: what the daemon sends (a Result, a Health, a Hello) is turned
-  into a ``YtMsg`` (a ``dataV2`` result tree, a ``systemStatusResult``
+* the messages: the typed values the daemon sends become ``YtMsg``s directly (a
+  Result a ``dataV2`` result tree, a Health or a Hello a ``systemStatusResult``
   heartbeat), and each ``YtRpc`` from the host goes to a VisionSeed handler
   (:class:`~seedcam_firmware.visionseed.rpc.VisionSeedRpc`) built on the same
   device services as the native dispatcher. LOG records have no VisionSeed
@@ -24,14 +24,13 @@ import threading
 import time
 from collections.abc import Callable
 
-from google.protobuf.message import DecodeError, Message
+from google.protobuf.message import DecodeError
 
-from seedcam._proto import seedcam_pb2 as pb
-from seedcam._proto import visionseed_pb2 as vs
-from seedcam.protocol import codec
 from seedcam.protocol.framing import Channel, Flag, Frame, LinkCounters
-from seedcam.protocol.visionseed_framing import VisionSeedDecoder, encode_visionseed
-from seedcam_firmware.link_server import LinkServer
+from seedcam.types import DeviceInfo, Health, Result
+from seedcam_firmware.link_personality import Outgoing, Personality, Reply
+from seedcam_firmware.visionseed._proto import visionseed_pb2 as vs
+from seedcam_firmware.visionseed.framing import VisionSeedDecoder, encode_visionseed
 from seedcam_firmware.visionseed.results import heartbeat_message, result_message
 
 __all__ = [
@@ -40,7 +39,7 @@ __all__ = [
     "RpcOutcome",
     "VisionSeedFrameDecoder",
     "VisionSeedFrameEncoder",
-    "VisionSeedLinkServer",
+    "VisionSeedPersonality",
 ]
 
 log = logging.getLogger(__name__)
@@ -98,111 +97,81 @@ class VisionSeedFrameEncoder:
         return data
 
 
-class VisionSeedLinkServer(LinkServer):
-    """A LinkServer that speaks VisionSeed's protocol (see the module docstring).
+class VisionSeedPersonality(Personality):
+    """Speaks VisionSeed's protocol on a LinkServer (see the module docstring).
 
     Args:
-        url: firmware-side link URL (as for LinkServer).
         handler: answers one ``YtRpc`` (never raises).
-        on_connect: called after the link (re)opens; the daemon sends a Hello, which goes out as a heartbeat.
-        max_frame_size: largest payload sent; at least :data:`MIN_RECEIVE_PAYLOAD` is accepted,
-            so the clients' 128 KiB upload chunks fit.
-        write_timeout, line_rate_bps, reopen_interval, transport_options: as for LinkServer.
 
-    Raises:
-        LinkBroken: the link cannot be opened at start.
+    A LinkServer with this personality accepts payloads of at least
+    :data:`MIN_RECEIVE_PAYLOAD` bytes (so the clients' 128 KiB upload chunks fit)
+    and sends at most its ``max_frame_size``.
     """
 
-    def __init__(
-        self,
-        url: str,
-        handler: RpcHandler,
-        *,
-        on_connect: Callable[[], None] | None = None,
-        max_frame_size: int = 65536,
-        write_timeout: float = 0.25,
-        line_rate_bps: int | None = None,
-        reopen_interval: float = 0.5,
-        transport_options: dict[str, object] | None = None,
-    ) -> None:
-        super().__init__(
-            url,
-            _no_native_requests,
-            on_connect=on_connect,
-            max_frame_size=max_frame_size,
-            write_timeout=write_timeout,
-            line_rate_bps=line_rate_bps,
-            reopen_interval=reopen_interval,
-            transport_options=transport_options,
-        )
-        self._encoder = VisionSeedFrameEncoder(max_frame_size)  # type: ignore[assignment]
-        self._decoder = VisionSeedFrameDecoder(max(max_frame_size, MIN_RECEIVE_PAYLOAD))  # type: ignore[assignment]
+    def __init__(self, handler: RpcHandler) -> None:
         self._rpc = handler
         self._heartbeat_lock = threading.Lock()
         self._next_heartbeat = 0
         self._last_frame_id = 0
         # RPCs run in order on one worker, never on the reader thread: an upload's last chunk imports a
         # model (loads and runs it), and the reader must keep draining and counting the link meanwhile
-        self._rpcs: queue.SimpleQueue[vs.YtRpc | None] = queue.SimpleQueue()
+        self._rpcs: queue.SimpleQueue[tuple[vs.YtRpc, Reply] | None] = queue.SimpleQueue()
         self._rpc_thread = threading.Thread(target=self._rpc_loop, name="seedcam-visionseed-rpc", daemon=True)
+
+    def encoder(self, max_frame_size: int) -> VisionSeedFrameEncoder:
+        return VisionSeedFrameEncoder(max_frame_size)
+
+    def decoder(self, max_frame_size: int) -> VisionSeedFrameDecoder:
+        return VisionSeedFrameDecoder(max(max_frame_size, MIN_RECEIVE_PAYLOAD))
+
+    def start(self) -> None:
+        """Start the RPC worker."""
         self._rpc_thread.start()
 
     def close(self) -> None:
-        """Stop the reader and the RPC worker and close the transport. Idempotent."""
-        super().close()
+        """Stop the RPC worker. Idempotent."""
         self._rpcs.put(None)
         if self._rpc_thread.is_alive() and threading.current_thread() is not self._rpc_thread:
             self._rpc_thread.join(timeout=5.0)
-
-    def _rpc_loop(self) -> None:
-        while (rpc := self._rpcs.get()) is not None:
-            try:
-                response, after = self._rpc(rpc)
-                self._answer(rpc, response, after)
-            except Exception:  # a bug here must not end the worker: every later RPC would go unanswered
-                log.exception("answering a VisionSeed rpc failed")
 
     @property
     def heartbeats_sent(self) -> int:
         """How many heartbeats were handed to the link (the next heartBeatId)."""
         return self._next_heartbeat
 
-    def send(self, channel: Channel, message: Message) -> bool:
-        """Send what the daemon hands over, as the matching ``YtMsg``; returns False if it was dropped.
+    # ------------------------------------------------------------------ what the daemon sends
 
-        A ``Result`` becomes a ``dataV2`` tree, a Hello or Health a ``systemStatusResult``
-        heartbeat (id 0 for the first one after boot). LOG records are not sent.
+    def result(self, result: Result) -> Outgoing:
+        """A Result as a ``dataV2`` tree.
+
+        Raises:
+            ValueError: the tree does not fit ``dataV2`` (more than 255 records).
         """
-        if channel is Channel.RESULT and isinstance(message, pb.Result):
-            result = codec.result_from_pb(message)
-            self._last_frame_id = result.frame_id
-            try:
-                payload = result_message(result).SerializeToString()
-            except ValueError as exc:
-                self.frames_dropped += 1
-                log.error("dropped result %d: %s", result.frame_id, exc)
-                return False
-            return self._send_payload(Channel.RESULT, payload)
-        if channel is Channel.STATUS and isinstance(message, pb.StatusEvent):
-            with self._heartbeat_lock:
-                heartbeat_id = self._next_heartbeat
-                self._next_heartbeat += 1
-            heartbeat = heartbeat_message(
-                heartbeat_id, frame_id=self._last_frame_id, timestamp_us=time.monotonic_ns() // 1000
-            )
-            return self._send_payload(Channel.STATUS, heartbeat.SerializeToString())
-        return False  # LOG (and anything else): VisionSeed has no such message
+        self._last_frame_id = result.frame_id
+        return Outgoing(Channel.RESULT, result_message(result).SerializeToString())
 
-    def _handle(self, frame: Frame) -> None:
-        try:
-            self._handle_payload(frame.payload)
-        except Exception:  # a bug here must not end the reader thread: the link would go deaf
-            log.exception("handling a VisionSeed message failed")
+    def health(self, health: Health) -> Outgoing:
+        """A ``systemStatusResult`` heartbeat."""
+        return self._heartbeat()
 
-    def _handle_payload(self, payload: bytes) -> None:
+    def hello(self, info: DeviceInfo) -> Outgoing:
+        """A ``systemStatusResult`` heartbeat too: id 0 for the first one after boot."""
+        return self._heartbeat()
+
+    def _heartbeat(self) -> Outgoing:
+        with self._heartbeat_lock:
+            heartbeat_id = self._next_heartbeat
+            self._next_heartbeat += 1
+        now_us = time.monotonic_ns() // 1000
+        heartbeat = heartbeat_message(heartbeat_id, frame_id=self._last_frame_id, timestamp_us=now_us)
+        return Outgoing(Channel.STATUS, heartbeat.SerializeToString())
+
+    # ------------------------------------------------------------------ what the host sends
+
+    def handle(self, frame: Frame, reply: Reply) -> None:
         message = vs.YtMsg()
         try:
-            message.ParseFromString(payload)
+            message.ParseFromString(frame.payload)
         except DecodeError as exc:
             self.undecodable_requests += 1
             log.debug("undecodable message from the host: %s", exc)
@@ -214,20 +183,25 @@ class VisionSeedLinkServer(LinkServer):
         rpc = message.rpc
         if not rpc.IsInitialized():  # no function, or one this schema does not know (a closed proto2 enum)
             self.undecodable_requests += 1
-            missing = ", ".join(rpc.FindInitializationErrors())
+            missing = ", ".join(rpc.FindInitializationErrors())  # type: ignore[attr-defined]  # not in the stubs
             response = vs.YtRpcResponse(code=vs.YtRpcResponse.ERROR_PARAMETERS, strData=f"undecodable rpc: {missing}")
-            self._answer(rpc, response, None)
+            self._answer(rpc, response, None, reply)
         else:
-            self._rpcs.put(rpc)  # answered by the worker, in order
+            self._rpcs.put((rpc, reply))  # answered by the worker, in order
 
-    def _answer(self, rpc: vs.YtRpc, response: vs.YtRpcResponse, after: Callable[[], None] | None) -> None:
+    def _rpc_loop(self) -> None:
+        while (item := self._rpcs.get()) is not None:
+            rpc, reply = item
+            try:
+                response, after = self._rpc(rpc)
+                self._answer(rpc, response, after, reply)
+            except Exception:  # a bug here must not end the worker: every later RPC would go unanswered
+                log.exception("answering a VisionSeed rpc failed")
+
+    @staticmethod
+    def _answer(rpc: vs.YtRpc, response: vs.YtRpcResponse, after: Callable[[], None] | None, reply: Reply) -> None:
         response.sequenceId = rpc.sequenceId
         log.debug("rpc %d seq %d -> code %d", rpc.func, rpc.sequenceId, response.code)
-        self._send_payload(Channel.CONTROL, vs.YtMsg(response=response).SerializeToString())
+        reply(Channel.CONTROL, vs.YtMsg(response=response).SerializeToString())
         if after is not None:
             after()
-
-
-def _no_native_requests(request: pb.Request) -> pb.Response:
-    """Never called: this link decodes VisionSeed RPCs, not native requests."""
-    return pb.Response(status=pb.STATUS_UNSUPPORTED, message="this link speaks the VisionSeed protocol")

@@ -27,8 +27,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from seedcam._proto import visionseed_pb2 as vs
-from seedcam.protocol.visionseed_datav2 import (
+from seedcam.types import Detection, LaneStatus, Result, TextLine
+from seedcam_firmware.visionseed._proto import visionseed_pb2 as vs
+from seedcam_firmware.visionseed.datav2 import (
     Node,
     array_node,
     classification_node,
@@ -37,7 +38,6 @@ from seedcam.protocol.visionseed_datav2 import (
     rect_node,
     string_node,
 )
-from seedcam.types import Box, Detection, LaneStatus, Result, TextLine
 
 __all__ = [
     "MODEL_CLASSIFICATION",
@@ -64,15 +64,6 @@ def _tasks_run(result: Result) -> set[str]:
     return {key[5:] for key in result.timings_us if key.startswith("task:")}
 
 
-def _iou(a: Box, b: Box) -> float:
-    w = min(a.x_max, b.x_max) - max(a.x_min, b.x_min)
-    h = min(a.y_max, b.y_max) - max(a.y_min, b.y_min)
-    if w <= 0 or h <= 0:
-        return 0.0
-    inter = w * h
-    return inter / (a.width * a.height + b.width * b.height - inter)
-
-
 def _match_lines(
     detections: Sequence[Detection], lines: Iterable[TextLine]
 ) -> tuple[dict[int, TextLine], list[TextLine]]:
@@ -88,7 +79,7 @@ def _match_lines(
                 if det.box == line.box:
                     best = index
                     break
-                iou = _iou(det.box, line.box)
+                iou = det.box.iou(line.box)
                 if iou >= best_iou:
                     best, best_iou = index, iou
         if best is None:

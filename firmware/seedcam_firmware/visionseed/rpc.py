@@ -28,15 +28,15 @@ import logging
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, cast
 
 from seedcam._proto import seedcam_pb2 as pb
-from seedcam._proto import visionseed_pb2 as vs
 from seedcam.types import ConfigValue, DeviceInfo, Health, ModelInfo
 from seedcam_firmware.config import FirmwareConfig
 from seedcam_firmware.errors import ConfigError, ReadOnlyConfigKey, UnknownConfigKey
 from seedcam_firmware.rpc import RequestFailed
 from seedcam_firmware.tasks.base import TaskUnavailable
+from seedcam_firmware.visionseed._proto import visionseed_pb2 as vs
 from seedcam_firmware.visionseed.config_text import config_text, set_config_text
 from seedcam_firmware.visionseed.custom_model import (
     DESCRIPTOR_SUFFIX,
@@ -57,7 +57,7 @@ REBOOT_DELAY_S = 0.5  #: between answering reboot and going down, so the answer 
 _Code = vs.YtRpcResponse
 _Fn = vs.YtRpc
 _ROTATIONS = (0, 90, 180, 270)
-_STATUS_CODES = {
+_STATUS_CODES: dict[int, vs.YtRpcResponse.ReturnCode] = {
     pb.STATUS_INVALID_ARGUMENT: _Code.ERROR_PARAMETERS,
     pb.STATUS_NOT_FOUND: _Code.ERROR_NOT_EXIST,
     pb.STATUS_UNSUPPORTED: _Code.ERROR_NOT_EXIST,
@@ -145,7 +145,7 @@ class VisionSeedRpc:
     def _refused(self, name: str, code: int, message: str) -> vs.YtRpcResponse:
         self.last_error = f"{name}: {_Code.ReturnCode.Name(code)}: {message}"
         log.info("VisionSeed %s refused: %s", name, self.last_error)
-        return vs.YtRpcResponse(code=code, strData=message[:1000])
+        return vs.YtRpcResponse(code=cast(_Code.ReturnCode, code), strData=message[:1000])
 
     def _loaded_bundles(self) -> Iterator[Path]:
         for model in self._services.list_models():

@@ -189,7 +189,7 @@ class Result(_message.Message):
     def __init__(self, frame_id: _Optional[int] = ..., capture_timestamp_us: _Optional[int] = ..., timings: _Optional[_Iterable[_Union[StageTiming, _Mapping]]] = ..., model_ids: _Optional[_Iterable[str]] = ..., lane: _Optional[_Union[LaneState, _Mapping]] = ..., detections: _Optional[_Iterable[_Union[Detection, _Mapping]]] = ..., text_lines: _Optional[_Iterable[_Union[TextLine, _Mapping]]] = ..., classifications: _Optional[_Iterable[_Union[Classification, _Mapping]]] = ..., frame_width: _Optional[int] = ..., frame_height: _Optional[int] = ..., send_timestamp_us: _Optional[int] = ...) -> None: ...
 
 class LinkCounters(_message.Message):
-    __slots__ = ("frames_rx", "frames_tx", "bytes_rx", "bytes_tx", "crc_errors", "decode_errors", "resyncs", "seq_lost", "oversize", "bad_version", "bytes_dropped")
+    __slots__ = ("frames_rx", "frames_tx", "bytes_rx", "bytes_tx", "crc_errors", "decode_errors", "resyncs", "seq_lost", "oversize", "bad_version", "bytes_dropped", "duplicates", "bad_flags")
     FRAMES_RX_FIELD_NUMBER: _ClassVar[int]
     FRAMES_TX_FIELD_NUMBER: _ClassVar[int]
     BYTES_RX_FIELD_NUMBER: _ClassVar[int]
@@ -201,6 +201,8 @@ class LinkCounters(_message.Message):
     OVERSIZE_FIELD_NUMBER: _ClassVar[int]
     BAD_VERSION_FIELD_NUMBER: _ClassVar[int]
     BYTES_DROPPED_FIELD_NUMBER: _ClassVar[int]
+    DUPLICATES_FIELD_NUMBER: _ClassVar[int]
+    BAD_FLAGS_FIELD_NUMBER: _ClassVar[int]
     frames_rx: int
     frames_tx: int
     bytes_rx: int
@@ -212,7 +214,9 @@ class LinkCounters(_message.Message):
     oversize: int
     bad_version: int
     bytes_dropped: int
-    def __init__(self, frames_rx: _Optional[int] = ..., frames_tx: _Optional[int] = ..., bytes_rx: _Optional[int] = ..., bytes_tx: _Optional[int] = ..., crc_errors: _Optional[int] = ..., decode_errors: _Optional[int] = ..., resyncs: _Optional[int] = ..., seq_lost: _Optional[int] = ..., oversize: _Optional[int] = ..., bad_version: _Optional[int] = ..., bytes_dropped: _Optional[int] = ...) -> None: ...
+    duplicates: int
+    bad_flags: int
+    def __init__(self, frames_rx: _Optional[int] = ..., frames_tx: _Optional[int] = ..., bytes_rx: _Optional[int] = ..., bytes_tx: _Optional[int] = ..., crc_errors: _Optional[int] = ..., decode_errors: _Optional[int] = ..., resyncs: _Optional[int] = ..., seq_lost: _Optional[int] = ..., oversize: _Optional[int] = ..., bad_version: _Optional[int] = ..., bytes_dropped: _Optional[int] = ..., duplicates: _Optional[int] = ..., bad_flags: _Optional[int] = ...) -> None: ...
 
 class Health(_message.Message):
     __slots__ = ("boot_id", "uptime_s", "fps", "frames_captured", "frames_processed", "frames_dropped", "link", "active_models", "timestamp_us", "undecodable_requests", "camera_errors")

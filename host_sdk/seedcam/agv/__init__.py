@@ -13,8 +13,9 @@ Parts: :class:`LaneKeeper` (PD on offset and heading, curvature feed-forward,
 latency compensation), :class:`SpeedPolicy`, :class:`SignPolicy` (stop signs,
 speed-limit zones, k-of-n confirmation), :class:`Watchdog`; the
 :class:`Motor` interface with :class:`SerialMotorController` (a documented line
-protocol) and, in :mod:`seedcam.agv.sim`, a simulated car. Pure Python: it runs
-on the same small boards as the SDK.
+protocol). Pure Python: it runs on the same small boards as the SDK. The
+closed-loop simulator that tests it drives the real firmware, so it ships with
+the firmware package (``seedcam_firmware.agv_sim``, ``seedcam agv-sim``).
 """
 
 from __future__ import annotations

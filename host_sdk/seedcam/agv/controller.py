@@ -28,6 +28,17 @@ class ControllerStats:
     mean_age_s: float  #: mean capture-to-arrival age of the results
 
 
+@dataclass
+class _Counts:
+    """The running counters behind :class:`ControllerStats`."""
+
+    results: int = 0
+    stale: int = 0
+    unusable: int = 0
+    coast_stops: int = 0
+    age_sum_s: float = 0.0
+
+
 class AgvController:
     """Decides speed and steering from sensor results.
 
@@ -56,8 +67,7 @@ class AgvController:
         self._lane: LaneState | None = None
         self._lane_usable = False
         self._lost_at_odo: float | None = None
-        self._counts = {"results": 0, "stale": 0, "unusable": 0, "coast_stops": 0}
-        self._age_sum = 0.0
+        self._counts = _Counts()
 
     @property
     def events(self) -> list[SignEvent]:
@@ -67,14 +77,14 @@ class AgvController:
     @property
     def stats(self) -> ControllerStats:
         """A snapshot of the counters."""
-        n = self._counts["results"]
+        c = self._counts
         return ControllerStats(
-            results=n,
-            stale_results=self._counts["stale"],
-            lane_unusable=self._counts["unusable"],
+            results=c.results,
+            stale_results=c.stale,
+            lane_unusable=c.unusable,
             watchdog_trips=self.watchdog.trips,
-            coast_stops=self._counts["coast_stops"],
-            mean_age_s=self._age_sum / n if n else math.nan,
+            coast_stops=c.coast_stops,
+            mean_age_s=c.age_sum_s / c.results if c.results else math.nan,
         )
 
     def deadline(self) -> float:
@@ -87,11 +97,11 @@ class AgvController:
         self.clock.observe(result)
         captured = self.clock.capture_time(result)
         age = max(0.0, now - captured)
-        self._counts["results"] += 1
-        self._age_sum += age
+        self._counts.results += 1
+        self._counts.age_sum_s += age
         fresh = age <= cfg.max_result_age_s
         if not fresh:
-            self._counts["stale"] += 1
+            self._counts.stale += 1
         usable = self.lane_keeper.usable(result.lane)
         if fresh:
             self._lane = result.lane
@@ -100,7 +110,7 @@ class AgvController:
                 assert result.lane is not None
                 self.lane_keeper.observe(result.lane, captured)
             else:
-                self._counts["unusable"] += 1
+                self._counts.unusable += 1
         self.watchdog.feed(now, fresh, usable)
         odo_now = self._odometer_at(now)
         odo_capture = odo_now - self.history.distance(captured, now)
@@ -150,7 +160,7 @@ class AgvController:
             speed = min(cfg.coast_speed_mps, math.sqrt(max(0.0, cfg.decel_mps2 * remaining)))
             if speed < 0.05:
                 if self.last_command.reason != "lane_lost":
-                    self._counts["coast_stops"] += 1
+                    self._counts.coast_stops += 1
                 return DriveCommand(0.0, steering, "lane_lost")
             return DriveCommand(speed, steering, "coast")
         self._lost_at_odo = None

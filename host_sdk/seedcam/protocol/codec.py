@@ -2,11 +2,21 @@
 
 The public SDK never hands out ``*_pb2`` objects; this module is the only place
 that maps between the two, so one round-trip test covers both ends.
+
+One convention for every type ``thing``:
+
+* ``thing_to_pb(value, out=None) -> message``: fills ``out`` when given (an
+  empty message, usually a field of a bigger one: ``health_to_pb(h, event.health)``),
+  else a new message; returns the message it filled.
+* ``thing_from_pb(message) -> value``: the frozen dataclass. It raises only
+  :class:`~seedcam.errors.ProtocolError`, for content the schema cannot check
+  (a config value that is not JSON).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import json
+from collections.abc import Iterable, Sequence
 from typing import TypeVar
 
 from google.protobuf.message import DecodeError, Message
@@ -17,6 +27,7 @@ from seedcam.protocol.framing import LinkCounters
 from seedcam.types import (
     Box,
     Classification,
+    ConfigValue,
     Detection,
     DeviceInfo,
     Health,
@@ -25,17 +36,25 @@ from seedcam.types import (
     LinkStats,
     ModelInfo,
     Result,
+    Snapshot,
+    TaskList,
     TextLine,
 )
+from seedcam.update_types import InstallResult, SlotGroup, SlotInfo
 
 __all__ = [
     "parse",
+    "status_name",
     "box_to_pb",
     "box_from_pb",
+    "lane_to_pb",
+    "lane_from_pb",
     "result_to_pb",
     "result_from_pb",
     "model_info_to_pb",
     "model_info_from_pb",
+    "model_list_to_pb",
+    "model_list_from_pb",
     "device_info_to_pb",
     "device_info_from_pb",
     "link_stats_from_counters",
@@ -43,7 +62,16 @@ __all__ = [
     "link_stats_from_pb",
     "health_to_pb",
     "health_from_pb",
-    "status_name",
+    "config_value_to_pb",
+    "config_value_from_pb",
+    "snapshot_to_pb",
+    "snapshot_from_pb",
+    "task_list_to_pb",
+    "task_list_from_pb",
+    "install_result_to_pb",
+    "install_result_from_pb",
+    "slot_groups_to_pb",
+    "slot_groups_from_pb",
 ]
 
 M = TypeVar("M", bound=Message)
@@ -80,15 +108,21 @@ def status_name(code: int) -> str:
         return f"CODE_{code}"
 
 
-def box_to_pb(box: Box, out: pb.Box) -> None:
+# ---------------------------------------------------------------- results
+
+
+def box_to_pb(box: Box, out: pb.Box | None = None) -> pb.Box:
+    out = pb.Box() if out is None else out
     out.x_min, out.y_min, out.x_max, out.y_max = box.x_min, box.y_min, box.x_max, box.y_max
+    return out
 
 
 def box_from_pb(message: pb.Box) -> Box:
     return Box(message.x_min, message.y_min, message.x_max, message.y_max)
 
 
-def _lane_to_pb(lane: LaneState, out: pb.LaneState) -> None:
+def lane_to_pb(lane: LaneState, out: pb.LaneState | None = None) -> pb.LaneState:
+    out = pb.LaneState() if out is None else out
     out.status = _LANE_STATUS_TO_PB[lane.status]
     out.offset_m = lane.offset_m
     out.heading_rad = lane.heading_rad
@@ -98,9 +132,10 @@ def _lane_to_pb(lane: LaneState, out: pb.LaneState) -> None:
     out.curvature_confidence = lane.curvature_confidence
     out.lane_width_m = lane.lane_width_m
     out.reference_forward_m = lane.reference_forward_m
+    return out
 
 
-def _lane_from_pb(message: pb.LaneState) -> LaneState:
+def lane_from_pb(message: pb.LaneState) -> LaneState:
     return LaneState(
         status=_LANE_STATUS_FROM_PB.get(message.status, LaneStatus.UNKNOWN),
         offset_m=message.offset_m,
@@ -114,29 +149,28 @@ def _lane_from_pb(message: pb.LaneState) -> LaneState:
     )
 
 
-def result_to_pb(result: Result) -> pb.Result:
+def result_to_pb(result: Result, out: pb.Result | None = None) -> pb.Result:
     """Build the wire message for a result."""
-    message = pb.Result(
-        frame_id=result.frame_id,
-        capture_timestamp_us=result.capture_timestamp_us,
-        model_ids=result.model_ids,
-        frame_width=result.frame_width,
-        frame_height=result.frame_height,
-        send_timestamp_us=result.send_timestamp_us,
-    )
+    message = pb.Result() if out is None else out
+    message.frame_id = result.frame_id
+    message.capture_timestamp_us = result.capture_timestamp_us
+    message.model_ids[:] = result.model_ids
+    message.frame_width = result.frame_width
+    message.frame_height = result.frame_height
+    message.send_timestamp_us = result.send_timestamp_us
     for stage, duration in result.timings_us.items():
         message.timings.add(stage=stage, duration_us=duration)
     if result.lane is not None:
-        _lane_to_pb(result.lane, message.lane)
+        lane_to_pb(result.lane, message.lane)
     for det in result.detections:
         item = message.detections.add(class_id=det.class_id, label=det.label, score=det.score)
         box_to_pb(det.box, item.box)
     for line in result.text_lines:
-        item = message.text_lines.add(
+        text_item = message.text_lines.add(
             text=line.text, confidence=line.confidence, char_confidences=line.char_confidences
         )
         if line.box is not None:
-            box_to_pb(line.box, item.box)
+            box_to_pb(line.box, text_item.box)
     for cls in result.classifications:
         message.classifications.add(class_id=cls.class_id, label=cls.label, score=cls.score)
     return message
@@ -149,10 +183,8 @@ def result_from_pb(message: pb.Result, *, received_monotonic: float = 0.0) -> Re
         capture_timestamp_us=message.capture_timestamp_us,
         timings_us={t.stage: t.duration_us for t in message.timings},
         model_ids=tuple(message.model_ids),
-        lane=_lane_from_pb(message.lane) if message.HasField("lane") else None,
-        detections=tuple(
-            Detection(d.class_id, d.label, d.score, box_from_pb(d.box)) for d in message.detections
-        ),
+        lane=lane_from_pb(message.lane) if message.HasField("lane") else None,
+        detections=tuple(Detection(d.class_id, d.label, d.score, box_from_pb(d.box)) for d in message.detections),
         text_lines=tuple(
             TextLine(
                 t.text,
@@ -170,11 +202,16 @@ def result_from_pb(message: pb.Result, *, received_monotonic: float = 0.0) -> Re
     )
 
 
-def model_info_to_pb(info: ModelInfo, out: pb.ModelInfo) -> None:
+# ---------------------------------------------------------------- device, models, health
+
+
+def model_info_to_pb(info: ModelInfo, out: pb.ModelInfo | None = None) -> pb.ModelInfo:
+    out = pb.ModelInfo() if out is None else out
     out.id, out.name, out.version, out.task = info.id, info.name, info.version, info.task
     out.precision, out.sha256, out.active = info.precision, info.sha256, info.active
     out.input_shape[:] = info.input_shape
     out.size_bytes = info.size_bytes
+    return out
 
 
 def model_info_from_pb(message: pb.ModelInfo) -> ModelInfo:
@@ -191,12 +228,19 @@ def model_info_from_pb(message: pb.ModelInfo) -> ModelInfo:
     )
 
 
-def model_list_to_pb(models: Iterable[ModelInfo], out: pb.ModelList) -> None:
+def model_list_to_pb(models: Iterable[ModelInfo], out: pb.ModelList | None = None) -> pb.ModelList:
+    out = pb.ModelList() if out is None else out
     for info in models:
         model_info_to_pb(info, out.models.add())
+    return out
 
 
-def device_info_to_pb(info: DeviceInfo, out: pb.DeviceInfo) -> None:
+def model_list_from_pb(message: pb.ModelList) -> tuple[ModelInfo, ...]:
+    return tuple(model_info_from_pb(m) for m in message.models)
+
+
+def device_info_to_pb(info: DeviceInfo, out: pb.DeviceInfo | None = None) -> pb.DeviceInfo:
+    out = pb.DeviceInfo() if out is None else out
     out.protocol_version = info.protocol_version
     out.firmware_version = info.firmware_version
     out.boot_id = info.boot_id
@@ -209,6 +253,7 @@ def device_info_to_pb(info: DeviceInfo, out: pb.DeviceInfo) -> None:
     out.camera = info.camera
     out.frame_width, out.frame_height = info.frame_width, info.frame_height
     out.uptime_s = info.uptime_s
+    return out
 
 
 def device_info_from_pb(message: pb.DeviceInfo) -> DeviceInfo:
@@ -232,16 +277,19 @@ def link_stats_from_counters(counters: LinkCounters) -> LinkStats:
     return LinkStats(**{name: getattr(counters, name) for name in _LINK_FIELDS})
 
 
-def link_stats_to_pb(stats: LinkStats, out: pb.LinkCounters) -> None:
+def link_stats_to_pb(stats: LinkStats, out: pb.LinkCounters | None = None) -> pb.LinkCounters:
+    out = pb.LinkCounters() if out is None else out
     for name in _LINK_FIELDS:
         setattr(out, name, getattr(stats, name))
+    return out
 
 
 def link_stats_from_pb(message: pb.LinkCounters) -> LinkStats:
     return LinkStats(**{name: getattr(message, name) for name in _LINK_FIELDS})
 
 
-def health_to_pb(health: Health, out: pb.Health) -> None:
+def health_to_pb(health: Health, out: pb.Health | None = None) -> pb.Health:
+    out = pb.Health() if out is None else out
     out.boot_id = health.boot_id
     out.uptime_s = health.uptime_s
     out.fps = health.fps
@@ -253,6 +301,7 @@ def health_to_pb(health: Health, out: pb.Health) -> None:
     out.timestamp_us = health.timestamp_us
     out.undecodable_requests = health.undecodable_requests
     out.camera_errors = health.camera_errors
+    return out
 
 
 def health_from_pb(message: pb.Health) -> Health:
@@ -268,4 +317,115 @@ def health_from_pb(message: pb.Health) -> Health:
         timestamp_us=message.timestamp_us,
         undecodable_requests=message.undecodable_requests,
         camera_errors=message.camera_errors,
+    )
+
+
+# ---------------------------------------------------------------- answers to calls
+
+
+def config_value_to_pb(value: ConfigValue, out: pb.ConfigValue | None = None) -> pb.ConfigValue:
+    """The value travels as JSON.
+
+    Raises:
+        TypeError: ``value.value`` cannot be encoded as JSON.
+    """
+    out = pb.ConfigValue() if out is None else out
+    out.key = value.key
+    out.value_json = json.dumps(value.value)
+    out.restart_required = value.restart_required
+    return out
+
+
+def config_value_from_pb(message: pb.ConfigValue) -> ConfigValue:
+    """An empty ``value_json`` reads as None.
+
+    Raises:
+        ProtocolError: ``value_json`` is not JSON.
+    """
+    try:
+        value = json.loads(message.value_json) if message.value_json else None
+    except json.JSONDecodeError as exc:
+        raise ProtocolError(f"device sent an undecodable config value: {exc}") from exc
+    return ConfigValue(message.key, value, message.restart_required)
+
+
+def snapshot_to_pb(snapshot: Snapshot, out: pb.Snapshot | None = None) -> pb.Snapshot:
+    out = pb.Snapshot() if out is None else out
+    out.jpeg = snapshot.jpeg
+    out.frame_id = snapshot.frame_id
+    out.capture_timestamp_us = snapshot.capture_timestamp_us
+    out.width, out.height = snapshot.width, snapshot.height
+    return out
+
+
+def snapshot_from_pb(message: pb.Snapshot) -> Snapshot:
+    return Snapshot(message.jpeg, message.frame_id, message.capture_timestamp_us, message.width, message.height)
+
+
+def task_list_to_pb(tasks: TaskList, out: pb.TaskList | None = None) -> pb.TaskList:
+    out = pb.TaskList() if out is None else out
+    out.enabled[:] = tasks.enabled
+    out.available[:] = tasks.available
+    return out
+
+
+def task_list_from_pb(message: pb.TaskList) -> TaskList:
+    return TaskList(tuple(message.enabled), tuple(message.available))
+
+
+# ---------------------------------------------------------------- updates
+
+
+def install_result_to_pb(install: InstallResult, out: pb.InstallReport | None = None) -> pb.InstallReport:
+    out = pb.InstallReport() if out is None else out
+    out.name, out.slot, out.bundle_id = install.name, install.slot, install.bundle_id
+    out.activated = install.activated
+    out.selftest_max_error = install.selftest_max_error
+    out.previous_slot = install.previous_slot
+    out.restart_pending = install.restart_pending
+    return out
+
+
+def install_result_from_pb(message: pb.InstallReport) -> InstallResult:
+    return InstallResult(
+        name=message.name,
+        slot=message.slot,
+        bundle_id=message.bundle_id,
+        activated=message.activated,
+        selftest_max_error=message.selftest_max_error,
+        previous_slot=message.previous_slot,
+        restart_pending=message.restart_pending,
+    )
+
+
+def slot_groups_to_pb(groups: Sequence[SlotGroup], out: pb.SlotList | None = None) -> pb.SlotList:
+    out = pb.SlotList() if out is None else out
+    for group in groups:
+        item = out.groups.add(name=group.name, security_counter=group.security_counter, running=group.running)
+        for s in group.slots:
+            item.slots.add(
+                slot=s.slot,
+                bundle_id=s.bundle_id,
+                version=s.version,
+                sha256=s.sha256,
+                security_counter=s.security_counter,
+                active=s.active,
+                previous=s.previous,
+                state=s.state,
+            )
+    return out
+
+
+def slot_groups_from_pb(message: pb.SlotList) -> tuple[SlotGroup, ...]:
+    return tuple(
+        SlotGroup(
+            name=g.name,
+            slots=tuple(
+                SlotInfo(s.slot, s.bundle_id, s.version, s.sha256, s.security_counter, s.active, s.previous, s.state)
+                for s in g.slots
+            ),
+            security_counter=g.security_counter,
+            running=g.running,
+        )
+        for g in message.groups
     )

@@ -19,21 +19,34 @@ garbage, a dropped or a flipped byte costs at most the frame it hits, and the
 decoder resynchronises at the next delimiter. Nothing here touches I/O; the
 decoder never raises on bad input, it counts it in :class:`LinkCounters`.
 COBS comes from the ``cobs`` package (a C extension), CRC-32 from ``zlib``.
+
+What the decoder refuses, each counted under its reason and as a resync: a bad
+COBS code or a short frame, a CRC error, another protocol version, an unknown
+channel, a flag bit :class:`Flag` does not define (``bad_flags``: a newer peer's
+feature this side does not know must not be silently ignored), an oversize
+payload. A well-formed frame whose sequence number was seen already (a duplicate
+or a replay) is dropped too and counted in ``duplicates``; the rules are in
+:mod:`seedcam.protocol.sequence`.
 """
 
 from __future__ import annotations
 
 import enum
+import functools
+import operator
 import struct
 import zlib
 from dataclasses import dataclass, field
 
 from cobs import cobs
 
+from seedcam.protocol.sequence import SEQ_MODULO, SEQ_WINDOW, SequenceTracker
+
 __all__ = [
     "PROTOCOL_VERSION",
     "DEFAULT_MAX_FRAME_SIZE",
     "DELIMITER",
+    "SEQ_WINDOW",
     "Channel",
     "Flag",
     "Frame",
@@ -51,7 +64,7 @@ DELIMITER = b"\x00"
 _HEADER = struct.Struct("<BBBH")
 _CRC = struct.Struct("<I")
 _OVERHEAD = _HEADER.size + _CRC.size
-_SEQ_MODULO = 1 << 16
+_SEQ_MODULO = SEQ_MODULO
 
 
 class Channel(enum.IntEnum):
@@ -65,10 +78,13 @@ class Channel(enum.IntEnum):
 
 
 class Flag(enum.IntFlag):
-    """Frame flags."""
+    """Frame flags. A bit not defined here is refused by the decoder and the encoder."""
 
     NONE = 0
     RESPONSE = 0x01  #: answers the request with the same sequence number
+
+
+_DEFINED_FLAGS = functools.reduce(operator.or_, (int(flag) for flag in Flag), 0)
 
 
 @dataclass(frozen=True)
@@ -97,6 +113,8 @@ class LinkCounters:
     oversize: int = 0
     bad_version: int = 0
     bytes_dropped: int = 0
+    duplicates: int = 0  #: well-formed frames dropped because their number was seen already (duplicates, replays)
+    bad_flags: int = 0  #: frames refused for a flag bit :class:`Flag` does not define
 
     def snapshot(self) -> LinkCounters:
         """Return an independent copy."""
@@ -104,8 +122,8 @@ class LinkCounters:
 
     @property
     def corrupted(self) -> int:
-        """Frames that arrived damaged (all reasons)."""
-        return self.crc_errors + self.decode_errors + self.oversize + self.bad_version
+        """Frames that arrived damaged or malformed (all reasons; duplicates are not among them)."""
+        return self.crc_errors + self.decode_errors + self.oversize + self.bad_version + self.bad_flags
 
 
 def max_encoded_size(max_payload: int) -> int:
@@ -118,7 +136,8 @@ def encode_frame(frame: Frame) -> bytes:
     """Encode one frame, delimiter included.
 
     Raises:
-        ValueError: sequence number, channel, flags or version out of range.
+        ValueError: sequence number, channel, flags or version out of range, or a flag bit
+            :class:`Flag` does not define.
     """
     if not 0 <= frame.seq < _SEQ_MODULO:
         raise ValueError(f"sequence number {frame.seq} out of range 0..65535")
@@ -126,6 +145,8 @@ def encode_frame(frame: Frame) -> bytes:
         raise ValueError(f"unknown channel {frame.channel!r}")
     if not 0 <= int(frame.flags) <= 0xFF or not 0 <= frame.version <= 0xFF:
         raise ValueError(f"flags {int(frame.flags)} or version {frame.version} out of range 0..255")
+    if int(frame.flags) & ~_DEFINED_FLAGS:
+        raise ValueError(f"flags 0x{int(frame.flags):02x} set bits that are undefined")
     body = _HEADER.pack(frame.version, int(frame.channel), int(frame.flags), frame.seq) + frame.payload
     return cobs.encode(body + _CRC.pack(zlib.crc32(body))) + DELIMITER
 
@@ -170,15 +191,28 @@ class Decoder:
 
         for frame in decoder.feed(chunk):
             ...
+
+    Args:
+        max_frame_size: the largest payload accepted, bytes.
+        replay_window: sequence numbers remembered behind the highest one per channel, to
+            drop duplicates and replays (:mod:`seedcam.protocol.sequence`); 0 turns that off.
+
+    Raises:
+        ValueError: ``replay_window`` is negative.
     """
 
-    def __init__(self, max_frame_size: int = DEFAULT_MAX_FRAME_SIZE) -> None:
+    def __init__(self, max_frame_size: int = DEFAULT_MAX_FRAME_SIZE, *, replay_window: int = SEQ_WINDOW) -> None:
         self.max_frame_size = max_frame_size
         self.counters = LinkCounters()
         self._buffer = bytearray()
         self._discarding = False  # inside an oversize frame: drop until the next delimiter
         self._max_encoded = max_encoded_size(max_frame_size)
-        self._last_seq: dict[int, int] = {}
+        self._sequence = SequenceTracker(replay_window)
+
+    @property
+    def replay_window(self) -> int:
+        """Sequence numbers remembered behind the highest one, per channel."""
+        return self._sequence.window
 
     def feed(self, data: bytes) -> list[Frame]:
         """Consume bytes and return the complete, valid frames they finish."""
@@ -197,8 +231,8 @@ class Decoder:
             start = end + 1
 
     def reset_sequence(self) -> None:
-        """Forget the expected sequence numbers (the peer restarted)."""
-        self._last_seq.clear()
+        """Forget the sequence numbers seen (the peer restarted)."""
+        self._sequence.reset()
 
     def _accumulate(self, chunk: bytes) -> None:
         if self._discarding:
@@ -225,6 +259,14 @@ class Decoder:
         if frame is None:
             self.counters.resyncs += 1
             self.counters.bytes_dropped += len(encoded) + 1
+            return None
+        deliver, lost = self._sequence.accept(frame.channel, frame.seq, bool(frame.flags & Flag.RESPONSE))
+        if not deliver:
+            self.counters.duplicates += 1
+            self.counters.bytes_dropped += len(encoded) + 1
+            return None
+        self.counters.seq_lost += lost
+        self.counters.frames_rx += 1
         return frame
 
     def _parse(self, encoded: bytes) -> Frame | None:
@@ -236,13 +278,16 @@ class Decoder:
         if len(raw) < _OVERHEAD:
             self.counters.decode_errors += 1
             return None
-        body, (crc,) = raw[:-_CRC.size], _CRC.unpack(raw[-_CRC.size :])
+        body, (crc,) = raw[: -_CRC.size], _CRC.unpack(raw[-_CRC.size :])
         if zlib.crc32(body) != crc:
             self.counters.crc_errors += 1
             return None
         version, channel, flags, seq = _HEADER.unpack_from(body)
         if version != PROTOCOL_VERSION:
             self.counters.bad_version += 1
+            return None
+        if flags & ~_DEFINED_FLAGS:
+            self.counters.bad_flags += 1
             return None
         try:
             frame = Frame(Channel(channel), seq, body[_HEADER.size :], Flag(flags), version)
@@ -252,20 +297,7 @@ class Decoder:
         if len(frame.payload) > self.max_frame_size:
             self.counters.oversize += 1
             return None
-        self._track_sequence(frame)
-        self.counters.frames_rx += 1
         return frame
-
-    def _track_sequence(self, frame: Frame) -> None:
-        if frame.flags & Flag.RESPONSE:
-            return  # responses echo the request's number
-        last = self._last_seq.get(frame.channel)
-        self._last_seq[frame.channel] = frame.seq
-        if last is None:
-            return
-        gap = (frame.seq - last - 1) % _SEQ_MODULO
-        if gap < _SEQ_MODULO // 2:  # a larger gap is a restart of the peer's counter, not loss
-            self.counters.seq_lost += gap
 
 
 def link_counters(decoder: Decoder, encoder: Encoder) -> LinkCounters:

@@ -22,25 +22,41 @@ line rate (8N1), e.g. ``pty:///tmp/seedcam0?throttle=115200``; see
 :class:`~seedcam.transport.throttle.ThrottledTransport`.
 
 Backends are imported lazily from a scheme → ``"module:Class"`` table, so the
-SDK imports on a board with only pyserial, and other packages can add schemes
-with :func:`register_backend` (the firmware adds ``ffs``).
+SDK imports on a board with only pyserial. Other installed packages add schemes
+through the ``seedcam.transports`` entry-point group (the firmware adds
+``ffs``, its USB gadget's vendor bulk interface)::
+
+    [project.entry-points."seedcam.transports"]
+    ffs = "seedcam_firmware.usb.ffs:FfsTransport"
+
+The group is read once, the first time a URL is opened or the table is listed,
+and its targets are imported only when their scheme is opened; built-in schemes
+and those added with :func:`register_backend` win over entry points.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
+import logging
 import re
 import threading
+from importlib.metadata import entry_points
 from typing import Any
-from urllib.parse import parse_qsl
 
 from seedcam.transport.base import Transport
 from seedcam.transport.memory import pair
+from seedcam.transport.throttle import ThrottledTransport
+from seedcam.transport.url_options import parse_transport_url
 
-__all__ = ["Transport", "backends", "open_transport", "pair", "register_backend"]
+__all__ = ["ENTRY_POINT_GROUP", "Transport", "backends", "open_transport", "pair", "register_backend"]
+
+log = logging.getLogger(__name__)
 
 #: The key for plain paths (no ``scheme://``).
 _PATH = ""
+#: The entry-point group through which installed packages add schemes.
+ENTRY_POINT_GROUP = "seedcam.transports"
 
 _BACKENDS: dict[str, str] = {
     _PATH: "seedcam.transport.serial_port:SerialTransport",
@@ -56,6 +72,10 @@ _BACKENDS_LOCK = threading.Lock()
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*)://")
 
 
+def _well_formed(scheme: str, target: str) -> bool:
+    return bool(_SCHEME.match(f"{scheme}://")) and ":" in target
+
+
 def register_backend(scheme: str, target: str) -> None:
     """Map ``scheme://`` URLs to a transport class, imported on first use.
 
@@ -67,46 +87,40 @@ def register_backend(scheme: str, target: str) -> None:
     Raises:
         ValueError: the scheme or target is malformed.
     """
-    if not _SCHEME.match(f"{scheme}://") or ":" not in target:
+    if not _well_formed(scheme, target):
         raise ValueError(f"bad backend registration {scheme!r} -> {target!r}")
     with _BACKENDS_LOCK:
         _BACKENDS[scheme.lower()] = target
 
 
+@functools.cache
+def _entry_point_backends() -> dict[str, str]:
+    """The schemes installed packages add through the ``seedcam.transports`` entry points (read once)."""
+    found: dict[str, str] = {}
+    for point in entry_points(group=ENTRY_POINT_GROUP):
+        if _well_formed(point.name, point.value):
+            found.setdefault(point.name.lower(), point.value)
+        else:
+            log.warning("ignored the malformed %s entry point %s = %r", ENTRY_POINT_GROUP, point.name, point.value)
+    return found
+
+
 def backends() -> dict[str, str]:
     """The registered schemes (``""`` = plain path) and their ``"module:Class"`` targets."""
+    plugins = _entry_point_backends()
     with _BACKENDS_LOCK:
-        return dict(_BACKENDS)
+        return {**plugins, **_BACKENDS}  # built-in and registered schemes win
 
 
 def _load(scheme: str) -> type[Transport]:
-    with _BACKENDS_LOCK:
-        target = _BACKENDS.get(scheme)
+    table = backends()
+    target = table.get(scheme)
     if target is None:
-        known = ", ".join(sorted(f"{s}://" for s in _BACKENDS if s))
-        raise ValueError(
-            f"unknown transport scheme {scheme + '://'!r}; known: {known} or a device path"
-        )
+        known = ", ".join(sorted(f"{s}://" for s in table if s))
+        raise ValueError(f"unknown transport scheme {scheme + '://'!r}; known: {known} or a device path")
     module_name, _, class_name = target.partition(":")
     cls: type[Transport] = getattr(importlib.import_module(module_name), class_name)
     return cls
-
-
-def _split_query(url: str) -> tuple[str, dict[str, str]]:
-    base, sep, query = url.partition("?")
-    if not sep:
-        return url, {}
-    params: dict[str, str] = {}
-    for key, value in parse_qsl(query, keep_blank_values=True, strict_parsing=True):
-        if key in params:
-            raise ValueError(f"query parameter {key!r} given twice in {url!r}")
-        params[key] = value
-    unknown = set(params) - {"throttle"}
-    if unknown:
-        raise ValueError(
-            f"unknown query parameter(s) {sorted(unknown)} in {url!r}; known: throttle"
-        )
-    return base, params
 
 
 def open_transport(url: str, **options: Any) -> Transport:
@@ -124,7 +138,8 @@ def open_transport(url: str, **options: Any) -> Transport:
             names it.
         ValueError: unknown scheme, malformed URL or bad option.
     """
-    base, params = _split_query(url)
+    parsed = parse_transport_url(url)
+    base = parsed.base
     match = _SCHEME.match(base)
     scheme = match.group(1).lower() if match else _PATH
     backend = _load(scheme)
@@ -132,13 +147,6 @@ def open_transport(url: str, **options: Any) -> Transport:
         transport = backend.from_url(base, **options)
     except TypeError as exc:  # an option this backend does not take
         raise ValueError(f"{url!r}: bad option for {backend.__name__} ({', '.join(sorted(options))}): {exc}") from exc
-    if "throttle" in params:
-        from seedcam.transport.throttle import ThrottledTransport
-
-        try:
-            baud = int(params["throttle"])
-            return ThrottledTransport(transport, baud, url=url)
-        except ValueError as exc:
-            transport.close()
-            raise ValueError(f"bad throttle in {url!r}: {exc}") from exc
+    if parsed.throttle is not None:
+        return ThrottledTransport(transport, parsed.throttle, url=url)
     return transport

@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from seedcam.protocol.visionseed_framing import VisionSeedDecoder, encode_visionseed
+from seedcam_firmware.visionseed._proto import visionseed_pb2 as vs
+from seedcam_firmware.visionseed.framing import VisionSeedDecoder, encode_visionseed
 
 # (payload, wire bytes) from the VisionSeed wire description in the shared design folder
 VECTORS = [
@@ -72,8 +73,6 @@ def test_round_trip_in_any_chunking(payloads: list[bytes], chunk: int) -> None:
 
 
 def test_the_schema_copy_produces_the_published_payloads() -> None:
-    from seedcam._proto import visionseed_pb2 as vs
-
     messages = [
         vs.YtMsg(rpc=vs.YtRpc(func=vs.YtRpc.getDeviceInfo, sequenceId=1)),
         vs.YtMsg(rpc=vs.YtRpc(func=vs.YtRpc.setDebugDrawing, sequenceId=16, intParams=17)),

@@ -15,10 +15,7 @@ import contextlib
 import json
 import logging
 import math
-import re
 import socket
-import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -30,26 +27,25 @@ from seedcam.agv.clock import SensorClock
 from seedcam.agv.config import AgvConfig, DriveCommand
 from seedcam.agv.controller import AgvController
 from seedcam.agv.loop import ControlLoop
-from seedcam.agv.sim.link import ImpairedLink, LinkImpairment
-from seedcam.agv.sim.metrics import STOPPED_MPS, RunMetrics, Sample, StopEvent, error_stats
-from seedcam.agv.sim.scene import scene_message, wrap_angle
-from seedcam.agv.sim.track import Track, default_track
-from seedcam.agv.sim.vehicle import BicycleModel, SimulatedMotor, VehicleParams
-from seedcam.errors import SensorError, SensorTimeout
+from seedcam_firmware.agv_sim.link import ImpairedLink, LinkImpairment
+from seedcam_firmware.agv_sim.metrics import STOPPED_MPS, RunMetrics, Sample, StopEvent, error_stats
+from seedcam_firmware.agv_sim.scene import scene_message, wrap_angle
+from seedcam_firmware.agv_sim.track import Track, default_track
+from seedcam_firmware.agv_sim.vehicle import BicycleModel, SimulatedMotor, VehicleParams
+from seedcam_firmware.config import DEFAULT_MODELS_DIR
+from seedcam_firmware.launcher import EmulatedBoard
 
 __all__ = ["SimOptions", "SimRun", "run_simulation", "detector_available"]
 
 log = logging.getLogger(__name__)
 
-_READY = re.compile(r"link at (\S+)")
+_START_TIMEOUT_S = 90.0  #: the firmware imports LiteRT and loads two models on a loaded machine
 _ABORT_ERROR_M = 0.4  #: the car is off the track: end the run
 _SAMPLE_EVERY = 4  #: log every 4th physics tick
 
 
 def detector_available() -> bool:
     """Whether the firmware has a detector bundle to load (models/detect)."""
-    from seedcam_firmware.config import DEFAULT_MODELS_DIR
-
     return (Path(DEFAULT_MODELS_DIR) / "detect" / "manifest.json").is_file()
 
 
@@ -107,47 +103,6 @@ class SimRun:
     commands: list[tuple[float, DriveCommand]]  #: (seconds since the start, command)
     cut_at_s: float | None = None  #: when the link was cut (seconds since the start)
     firmware_log: str = ""
-
-
-class _Firmware:
-    """``seedcam-firmware run`` with the sim camera, as a child process."""
-
-    def __init__(self, workdir: Path, scene_socket: str, options: SimOptions, tasks: str) -> None:
-        self.link = str(workdir / "sensor")
-        self.log_path = workdir / "firmware.log"
-        self._log = self.log_path.open("a")
-        args = [
-            sys.executable, "-m", "seedcam_firmware.cli", "run", "--pty-link", self.link,
-            "--camera", "sim", "--camera-path", scene_socket, "--fps", str(options.fps),
-            "--seed", str(options.seed), "--tasks", tasks,
-        ]  # fmt: skip
-        self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=self._log, text=True, cwd=workdir)
-        self._ready = threading.Event()
-        threading.Thread(target=self._watch, daemon=True).start()
-
-    def _watch(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            if _READY.search(line):
-                self._ready.set()
-
-    def wait_ready(self, timeout: float) -> None:
-        deadline = time.monotonic() + timeout
-        while not self._ready.wait(0.1):
-            if self.proc.poll() is not None:
-                raise SensorError(f"firmware exited with {self.proc.returncode}: {self.log_path.read_text()[-2000:]}")
-            if time.monotonic() > deadline:
-                raise SensorTimeout(f"firmware not ready within {timeout} s")
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)
-        self._log.close()
 
 
 class _World:
@@ -226,7 +181,8 @@ def run_simulation(options: SimOptions) -> SimRun:
     """Drive ``options.laps`` laps of the default track through the real firmware and link.
 
     Raises:
-        SensorError: the firmware did not start, or the link failed for good.
+        BoardStartError: the firmware did not start (BoardStartTimeout: not in time).
+        SensorError: the link failed for good.
     """
     width = 0.42 + 0.06 * ((options.seed * 7919) % 101) / 100.0
     track = default_track(lane_width_m=round(width, 3))
@@ -242,9 +198,12 @@ def run_simulation(options: SimOptions) -> SimRun:
         world = _World(track, options, scene_socket)
         world.start()
         stack.callback(world.stop)
-        firmware = _Firmware(workdir, scene_socket, options, tasks)
-        stack.callback(firmware.stop)
-        firmware.wait_ready(90.0)
+        firmware = EmulatedBoard(
+            "--camera", "sim", "--camera-path", scene_socket, "--fps", str(options.fps),
+            "--seed", str(options.seed), "--tasks", tasks, workdir=workdir,
+        )  # fmt: skip
+        stack.enter_context(firmware.start())
+        firmware.wait_ready(_START_TIMEOUT_S)
         host_path = str(workdir / "host")
         impairment = LinkImpairment(options.latency_s, options.drop_rate, options.corrupt_rate, options.seed)
         link = ImpairedLink(firmware.link, host_path, impairment)
@@ -289,8 +248,8 @@ def run_simulation(options: SimOptions) -> SimRun:
         commands = [(t - start, c) for t, c in motor.commands]
         metrics = _metrics(track, options, samples, controller, world.outcome)
         metrics.results_received = sensor_stats.results_received
-        metrics.results_dropped_by_link = counters["dropped"]
-        metrics.results_corrupted_by_link = counters["corrupted"]
+        metrics.results_dropped_by_link = counters.dropped
+        metrics.results_corrupted_by_link = counters.corrupted
         metrics.watchdog_trips = stats.watchdog_trips
         metrics.mean_result_age_s = stats.mean_age_s
         metrics.extra = {
@@ -308,7 +267,7 @@ def run_simulation(options: SimOptions) -> SimRun:
                 for e in controller.events
             ],
         }
-        firmware_log = firmware.log_path.read_text(errors="replace")[-4000:]
+        firmware_log = firmware.log_tail(4000)
     return SimRun(options, track, samples, metrics, commands, cut_at, firmware_log)
 
 

@@ -22,7 +22,7 @@ from seedcam.protocol.framing import Channel
 from seedcam.transport import Transport, open_transport
 from seedcam.transport.pty_device import PtyDeviceTransport
 
-__all__ = ["ImpairedLink", "LinkImpairment"]
+__all__ = ["ImpairedLink", "LinkImpairment", "RelayCounters"]
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +48,15 @@ class LinkImpairment:
     def __post_init__(self) -> None:
         if self.latency_s < 0 or not 0 <= self.drop_rate <= 1 or not 0 <= self.corrupt_rate <= 1:
             raise ValueError("latency must be >= 0 and rates within 0..1")
+
+
+@dataclass(frozen=True)
+class RelayCounters:
+    """What the impaired link did to the sensor's result frames."""
+
+    result_frames: int  #: relayed
+    dropped: int
+    corrupted: int
 
 
 class _Direction:
@@ -163,9 +172,9 @@ class ImpairedLink:
         return self.cut_at
 
     @property
-    def counters(self) -> dict[str, int]:
+    def counters(self) -> RelayCounters:
         """Result frames relayed, dropped and corrupted (sensor → host)."""
-        return {"result_frames": self._up.frames, "dropped": self._up.dropped, "corrupted": self._up.corrupted}
+        return RelayCounters(self._up.frames, self._up.dropped, self._up.corrupted)
 
     def close(self) -> None:
         """Stop relaying and close both ends. Idempotent."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from seedcam.agv.sim.track import Track
+from seedcam_firmware.agv_sim.track import Track
 
 __all__ = ["scene_message", "wrap_angle"]
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from seedcam.agv.sim.runner import SimRun
+from seedcam_firmware.agv_sim.runner import SimRun
 
 __all__ = ["plot_run"]
 
 
 def plot_run(run: SimRun, path: str | Path) -> Path:
-    """Write a PNG of ``run`` to ``path`` (needs matplotlib: ``pip install seedcam[sim]``).
+    """Write a PNG of ``run`` to ``path`` (needs matplotlib: ``pip install seedcam-firmware[sim]``).
 
     Returns:
         The path written.
@@ -69,8 +69,8 @@ def plot_run(run: SimRun, path: str | Path) -> Path:
         ax_err.plot(t, [s.error_m * 100 for s in samples], lw=0.9, color="tab:blue", label="front axle (camera)")
         ax_err.plot(t, [s.rear_error_m * 100 for s in samples], lw=0.6, color="tab:gray", alpha=0.7, label="rear axle")
         limit = (half - run.options.vehicle.half_width_m) * 100
-        for sign in (+1, -1):
-            ax_err.axhline(sign * limit, color="red", lw=0.8, ls="--")
+        for side in (+1, -1):
+            ax_err.axhline(side * limit, color="red", lw=0.8, ls="--")
         ax_err.axhline(0.0, color="0.5", lw=0.5)
         speed_ax = ax_err.twinx()
         speed_ax.plot(t, [s.speed_mps for s in samples], color="tab:green", lw=0.8, alpha=0.6)

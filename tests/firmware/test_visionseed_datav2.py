@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from seedcam.errors import ProtocolError
-from seedcam.protocol.visionseed_datav2 import (
+from seedcam_firmware.visionseed.datav2 import (
     Node,
     NodeType,
     array_node,
@@ -35,10 +35,15 @@ def test_byte_layout_of_each_node_type() -> None:
     expected = (
         b"\x05"
         + b"\x01\x02\x05\x02\xac\x02"  # [2] VARUINT32, len 2, 300 as LEB128
-        + b"\x02\x02\x00\x00\x0c" + struct.pack("<HHhhhh", 65535, 3, 10, 20, -5, 40)
-        + b"\x03\x02\x00\x05\x03\x0a" + struct.pack("<H", 32768) + b"AGV-042\x00"
-        + b"\x01\x07\x02\x04" + struct.pack("<HH", 16384, 9)
-        + b"\x01\x09\x01\x08" + struct.pack("<2f", 0.5, -1.0)
+        + b"\x02\x02\x00\x00\x0c"
+        + struct.pack("<HHhhhh", 65535, 3, 10, 20, -5, 40)
+        + b"\x03\x02\x00\x05\x03\x0a"
+        + struct.pack("<H", 32768)
+        + b"AGV-042\x00"
+        + b"\x01\x07\x02\x04"
+        + struct.pack("<HH", 16384, 9)
+        + b"\x01\x09\x01\x08"
+        + struct.pack("<2f", 0.5, -1.0)
     )
     assert tree == expected
 

@@ -1,0 +1,97 @@
+"""The native seedcam protocol as a link personality: COBS frames, protobuf messages, the SDK's codec.
+
+The typed values the daemon hands over are encoded with
+:mod:`seedcam.protocol.codec`, the code the host SDK decodes them with. A
+Result is stamped with its send time as it is encoded. Requests on the CONTROL
+channel go to a :data:`RequestHandler` (the :class:`~seedcam_firmware.rpc.Dispatcher`),
+TRANSFER-channel requests to a :data:`TransferHandler`
+(:class:`~seedcam_firmware.transfer.UpdateService`), and each answer goes back
+with the request's sequence number.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+
+from google.protobuf.message import Message
+
+from seedcam._proto import seedcam_pb2 as pb
+from seedcam.errors import ProtocolError
+from seedcam.protocol import codec
+from seedcam.protocol.framing import Channel, Decoder, Encoder, Flag, Frame
+from seedcam.types import DeviceInfo, Health, Result
+from seedcam_firmware.link_personality import Outgoing, Personality, Reply
+
+__all__ = ["NativePersonality", "RequestHandler", "TransferHandler"]
+
+log = logging.getLogger(__name__)
+
+RequestHandler = Callable[[pb.Request], pb.Response]
+#: answers one TRANSFER-channel request payload through the reply function (see seedcam_firmware.transfer)
+TransferHandler = Callable[[bytes, Callable[[bytes], None]], None]
+
+
+class NativePersonality(Personality):
+    """Speaks the seedcam protocol (see the module docstring).
+
+    Args:
+        handler: turns a request into a response (never raises).
+        transfer_handler: answers TRANSFER-channel requests (None: they are ignored).
+    """
+
+    def __init__(self, handler: RequestHandler, *, transfer_handler: TransferHandler | None = None) -> None:
+        self._handler = handler
+        self._transfer_handler = transfer_handler
+
+    def encoder(self, max_frame_size: int) -> Encoder:
+        return Encoder(max_frame_size=max_frame_size)
+
+    def decoder(self, max_frame_size: int) -> Decoder:
+        return Decoder(max_frame_size)
+
+    def result(self, result: Result) -> Outgoing:
+        message = codec.result_to_pb(result)
+        message.send_timestamp_us = time.monotonic_ns() // 1000
+        return Outgoing(Channel.RESULT, message.SerializeToString())
+
+    def health(self, health: Health) -> Outgoing:
+        event = pb.StatusEvent(health=pb.Health())
+        codec.health_to_pb(health, event.health)
+        return Outgoing(Channel.STATUS, event.SerializeToString())
+
+    def hello(self, info: DeviceInfo) -> Outgoing:
+        event = pb.StatusEvent(hello=pb.Hello())
+        codec.device_info_to_pb(info, event.hello.device)
+        return Outgoing(Channel.STATUS, event.SerializeToString())
+
+    def log(self, record: pb.LogRecord) -> Outgoing:
+        return Outgoing(Channel.LOG, record.SerializeToString())
+
+    def message(self, channel: Channel, message: Message) -> Outgoing:
+        return Outgoing(channel, message.SerializeToString())
+
+    def handle(self, frame: Frame, reply: Reply) -> None:
+        if frame.channel == Channel.TRANSFER and self._transfer_handler is not None and not frame.flags & Flag.RESPONSE:
+            seq = frame.seq
+
+            def answer(payload: bytes) -> None:
+                reply(Channel.TRANSFER, payload, seq=seq, flags=Flag.RESPONSE)
+
+            self._transfer_handler(frame.payload, answer)
+            return
+        if frame.channel != Channel.CONTROL or frame.flags & Flag.RESPONSE:
+            log.debug("ignored a %s frame from the host", frame.channel.name)
+            return
+        kind = "(undecodable)"
+        try:
+            request = codec.parse(pb.Request, frame.payload)
+        except ProtocolError as exc:
+            self.undecodable_requests += 1
+            response = pb.Response(status=pb.STATUS_INVALID_ARGUMENT, message=str(exc))
+        else:
+            kind = request.WhichOneof("body")
+            response = self._handler(request)
+        log.debug("request %s seq %d -> status %d", kind, frame.seq, response.status)
+        reply(Channel.CONTROL, response.SerializeToString(), seq=frame.seq, flags=Flag.RESPONSE)

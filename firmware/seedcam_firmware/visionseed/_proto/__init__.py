@@ -1,0 +1,1 @@
+"""Generated protobuf code for the VisionSeed schema copy (private; regenerate with `seedcam-tools proto`)."""

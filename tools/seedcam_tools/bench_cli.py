@@ -1,0 +1,56 @@
+"""``seedcam-tools bench pipeline|visionseed``: the benchmark commands.
+
+Registered into the ``seedcam-tools`` parser by :func:`add_bench_commands`;
+``bench push`` comes with the bundle commands (:mod:`seedcam_tools.bundle_cli`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from seedcam_tools.bench_visionseed import format_visionseed_table, run_visionseed_benchmark
+
+__all__ = ["add_bench_commands"]
+
+EXIT_OK = 0
+
+
+def cmd_bench_pipeline(args: argparse.Namespace) -> int:
+    from seedcam_tools.bench_pipeline import format_table, run_pipeline_benchmark  # heavy: imported when run
+
+    report = run_pipeline_benchmark(seconds=args.seconds, fps=args.fps, out_json=args.json, progress=not args.quiet)
+    sys.stdout.write(format_table(report) + "\n")
+    if args.json:
+        sys.stdout.write(f"wrote {args.json}\n")
+    return EXIT_OK
+
+
+def cmd_bench_visionseed(args: argparse.Namespace) -> int:
+    report = run_visionseed_benchmark(frames=args.frames, passes=args.passes, out_json=args.json)
+    sys.stdout.write(format_visionseed_table(report) + "\n")
+    if args.json and not args.quiet:
+        sys.stdout.write(f"wrote {args.json}\n")
+    return EXIT_OK
+
+
+def add_bench_commands(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser],
+) -> argparse._SubParsersAction[argparse.ArgumentParser]:
+    """Add ``bench ...`` to the ``seedcam-tools`` sub-commands; returns its sub-commands (for ``bench push``)."""
+    bench = commands.add_parser("bench", help="benchmarks")
+    which = bench.add_subparsers(dest="bench", required=True)
+    pipeline = which.add_parser("pipeline", help="glue overhead, latency, frame size, host decode rate")
+    pipeline.add_argument("--seconds", type=float, default=10.0)
+    pipeline.add_argument("--fps", type=float, default=30.0)
+    pipeline.add_argument("--json", type=Path, default=Path("bench-pipeline.json"))
+    pipeline.add_argument("-q", "--quiet", action="store_true")
+    pipeline.set_defaults(func=cmd_bench_pipeline)
+    visionseed = which.add_parser("visionseed", help="per-frame cost of the VisionSeed send path, before and after")
+    visionseed.add_argument("--frames", type=int, default=200, help="sends per pass (default 200)")
+    visionseed.add_argument("--passes", type=int, default=50, help="passes per path and result (default 50)")
+    visionseed.add_argument("--json", type=Path, default=None, help="also write the report here as JSON")
+    visionseed.add_argument("-q", "--quiet", action="store_true")
+    visionseed.set_defaults(func=cmd_bench_visionseed)
+    return which
