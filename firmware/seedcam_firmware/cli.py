@@ -99,19 +99,20 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from seedcam_firmware.config import config_set, load_config
-    from seedcam_firmware.daemon import Daemon
+    from seedcam_firmware.safe_boot import boot
 
-    config = load_config(args.config, _overrides(args))
+    overrides = _overrides(args)
     if args.throttle is not None:
-        config = config_set(config, "link.url", str(parse_transport_url(config.link.url).with_throttle(args.throttle)))
-    daemon = Daemon(config, config_path=args.config if args.persist_config else None)
+        overrides["link.url"] = _throttled_link(args.config, overrides, args.throttle)
+    # a config file that does not boot falls back to the last one that did (seedcam_firmware.safe_boot)
+    daemon = boot(args.config, overrides, persist=args.persist_config)
     signal.signal(signal.SIGTERM, lambda *_: daemon.request_stop())
     signal.signal(signal.SIGINT, lambda *_: daemon.request_stop())
-    daemon.start()
-    running = daemon.config.tasks.enabled  # the enabled tasks whose models loaded
-    not_loaded = "".join(f"; {name} not loaded" for name in config.tasks.enabled if name not in running)
-    details = f"camera {config.camera.source}, tasks {','.join(running) or 'none'}{not_loaded}"
+    config = daemon.config
+    running = config.tasks.enabled  # the enabled tasks whose models loaded
+    not_loaded = "".join(f"; {name} not loaded" for name in daemon.missing_tasks)
+    fallback = "; config fallback: the last good config runs" if daemon.config_fallback else ""
+    details = f"camera {config.camera.source}, tasks {','.join(running) or 'none'}{not_loaded}{fallback}"
     print(format_ready_line(daemon.link_path, details), flush=True)  # what the launcher waits for
     try:
         while not daemon.wait(0.5):
@@ -126,6 +127,17 @@ def _run(args: argparse.Namespace) -> int:
         sys.stdout.flush()
         os.execv(sys.executable, [sys.executable, "-m", "seedcam_firmware.cli", *sys.argv[1:]])
     return EXIT_OK
+
+
+def _throttled_link(config_path: Path | None, overrides: dict[str, Any], baud: int) -> str:
+    """``link.url`` (from the overrides, the environment or the file) limited to ``baud``."""
+    from seedcam_firmware.config import load_config
+
+    try:
+        url = load_config(config_path, overrides).link.url
+    except FirmwareError:  # the file does not load: safe boot decides; --throttle goes with the overrides' link
+        url = load_config(None, overrides).link.url
+    return str(parse_transport_url(url).with_throttle(baud))
 
 
 def _supervise(args: argparse.Namespace) -> int:

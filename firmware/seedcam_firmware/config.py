@@ -50,8 +50,8 @@ from seedcam_firmware.config_sections import (
     TasksConfig,
     UpdatesConfig,
 )
-from seedcam_firmware.errors import ConfigError, ReadOnlyConfigKey
-from seedcam_firmware.task_catalog import KNOWN_TASKS
+from seedcam_firmware.errors import ConfigError
+from seedcam_firmware.host_policy import check_host_change, keep_local_keys
 from seedcam_firmware.task_sections import ClassifyConfig, DetectConfig, OcrConfig
 
 __all__ = [
@@ -203,56 +203,20 @@ def config_reset(cfg: FirmwareConfig, key: str = "") -> FirmwareConfig:
     return config_set(cfg, key, spec.default(), source="config_reset")
 
 
-def check_host_change(current: FirmwareConfig, new: FirmwareConfig, *, source: str = "host") -> None:
-    """Refuse a config change that a host may not make over the link.
-
-    Keys declared ``host_settable=False`` (all of ``updates.*``) must stay as they
-    are. While ``updates.public_keys`` are provisioned, ``models.dir`` stays too, and
-    a ``models.<task>`` path must lead into the models folder or the update slots
-    (so a host cannot point a task at a manifest that never passed the bundle checks).
-
-    Raises:
-        ReadOnlyConfigKey: the message names the key.
-    """
-    for key, spec in KEYS.items():
-        if not spec.host_settable and config_get(new, key) != config_get(current, key):
-            raise ReadOnlyConfigKey(f"{source}: {key} is read-only over the link; set it in the device's config file")
-    if not current.updates.public_keys:
-        return
-    if new.models.dir != current.models.dir:
-        raise ReadOnlyConfigKey(
-            f"{source}: models.dir is read-only over the link while updates.public_keys are provisioned"
-        )
-    roots = [Path(current.models.dir).resolve()]
-    if current.updates.dir:
-        roots.append((Path(current.updates.dir) / "slots").resolve())
-    for task in KNOWN_TASKS:
-        if getattr(new.models, task) == getattr(current.models, task):
-            continue
-        path = new.models.manifest_path(task).resolve()
-        if not any(path.is_relative_to(root) for root in roots):
-            raise ReadOnlyConfigKey(
-                f"{source}: models.{task} may only name a manifest in the models folder or the update slots "
-                f"while updates.public_keys are provisioned, got {str(path)!r}"
-            )
-
-
 def host_reset(current: FirmwareConfig, key: str = "") -> FirmwareConfig:
     """:func:`config_reset` as a host over the link may do it.
 
-    Resetting everything or a section keeps the keys a host may not change (the
-    device's ``[updates]``; ``models.dir`` while keys are provisioned); resetting
-    only such keys is refused.
+    Resetting everything or a section keeps the local-only keys as they are (see
+    :mod:`seedcam_firmware.host_policy`); resetting only such keys (one, or a section of
+    nothing else such as ``updates``) is refused when it would change them.
 
     Raises:
         ConfigError: unknown key or section.
         ReadOnlyConfigKey: the reset would change a key a host may not change.
     """
     new = config_reset(current, key)
-    if key == "" or (key in SECTIONS and any(spec.host_settable for spec in section_keys(SECTIONS[key]).values())):
-        new = dataclasses.replace(new, updates=current.updates)
-        if current.updates.public_keys:
-            new = dataclasses.replace(new, models=dataclasses.replace(new.models, dir=current.models.dir))
+    if key == "" or (key in SECTIONS and any(spec.host != "local" for spec in section_keys(SECTIONS[key]).values())):
+        new = keep_local_keys(current, new)
     check_host_change(current, new, source=f"config_reset {key}")
     return new
 

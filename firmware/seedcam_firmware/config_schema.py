@@ -23,13 +23,15 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal, get_args
 
 from seedcam.transport.url_options import MIN_THROTTLE_BAUD, parse_transport_url
 from seedcam_firmware.errors import ConfigError, UnknownConfigKey
 
 __all__ = [
+    "HOST_POLICIES",
     "LINK_URL_SCHEMES",
+    "HostPolicy",
     "KeySpec",
     "Section",
     "check_link_url",
@@ -44,6 +46,13 @@ __all__ = [
 
 #: URL schemes accepted by ``link.url`` besides the bare word ``pty`` and a device path.
 LINK_URL_SCHEMES: tuple[str, ...] = ("pty", "tcp-listen", "pair", "ffs")
+
+#: What a host may do to a key over the link (``config_set``, ``config_reset``, VisionSeed ``setConfig``):
+#: ``"yes"`` change it; ``"local"`` nothing, only the device's own config file sets it (anything that
+#: loads code, names a file or a device, or turns a security check off); ``"allow-list"`` change it
+#: to a file inside the folders the device allows (see :mod:`seedcam_firmware.host_policy`).
+HostPolicy = Literal["yes", "local", "allow-list"]
+HOST_POLICIES: tuple[str, ...] = get_args(HostPolicy)
 
 _META = "seedcam_setting"
 _SERIAL_RE = re.compile(r"[A-Za-z0-9._-]{1,64}")
@@ -60,7 +69,7 @@ class _Rules:
     is_path: bool = False
     check: Callable[[Any], str | None] | None = None
     doc: str = ""
-    host_settable: bool = True
+    host: HostPolicy | None = None
 
 
 @dataclass(frozen=True)
@@ -91,9 +100,17 @@ class KeySpec:
         return self.rules.doc
 
     @property
-    def host_settable(self) -> bool:
-        """False for keys only the device's own config file may set (not changeable over the link)."""
-        return self.rules.host_settable
+    def host(self) -> HostPolicy:
+        """What a host may do to the key over the link (see :data:`HostPolicy`).
+
+        A key declared without a policy is treated as ``"local"`` (a test requires every key to declare one).
+        """
+        return self.rules.host or "local"
+
+    @property
+    def host_declared(self) -> bool:
+        """True when the key's :func:`setting` names its host policy."""
+        return self.rules.host is not None
 
 
 def setting(
@@ -107,7 +124,7 @@ def setting(
     is_path: bool = False,
     check: Callable[[Any], str | None] | None = None,
     doc: str = "",
-    host_settable: bool = True,
+    host: HostPolicy | None = None,
 ) -> Any:
     """Declare a config field with its validation rules.
 
@@ -122,8 +139,10 @@ def setting(
             relative to that file's folder.
         check: extra check returning an error phrase, or None when valid.
         doc: one-line description.
-        host_settable: False when a host may not change the key over the link
-            (config_set / setConfig answer a refusal; only the device's file sets it).
+        host: what a host may do to the key over the link (:data:`HostPolicy`): ``"yes"``,
+            ``"local"`` (only the device's config file sets it; a host's change is refused) or
+            ``"allow-list"`` (a file inside the folders the device allows). Every key declares one;
+            an undeclared key is treated as ``"local"``.
 
     Returns:
         A :func:`dataclasses.field`.
@@ -136,8 +155,10 @@ def setting(
         is_path=is_path,
         check=check,
         doc=doc,
-        host_settable=host_settable,
+        host=host,
     )
+    if host is not None and host not in HOST_POLICIES:
+        raise ValueError(f"host policy must be one of {HOST_POLICIES}, got {host!r}")
     if factory is not None:
         return dataclasses.field(default_factory=factory, metadata={_META: rules})
     return dataclasses.field(default=default, metadata={_META: rules})
@@ -211,8 +232,14 @@ _TYPE_NAMES: dict[Any, str] = {
 }
 
 
+def _short(value: Any, limit: int = 80) -> str:
+    """``repr(value)``, cut to ``limit`` characters (a hostile value must not make a huge answer)."""
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[: limit - 3]}..."
+
+
 def _kind(value: Any) -> str:
-    return f"{type(value).__name__} {value!r}"
+    return f"{type(value).__name__} {_short(value)}"
 
 
 def coerce_value(spec: KeySpec, value: Any, source: str) -> Any:
@@ -267,14 +294,14 @@ def _check_rules(spec: KeySpec, value: Any, source: str) -> None:
         if bad:
             allowed = ", ".join(repr(c) for c in rules.choices)
             verb = "may only contain" if isinstance(value, tuple) else "must be one of"
-            raise ConfigError(f"{source}: {spec.key} {verb} {allowed}; got {bad[0]!r}")
+            raise ConfigError(f"{source}: {spec.key} {verb} {allowed}; got {_short(bad[0])}")
     is_number = isinstance(value, (int, float)) and not isinstance(value, bool)
     if is_number and ((rules.lo is not None and value < rules.lo) or (rules.hi is not None and value > rules.hi)):
         raise ConfigError(f"{source}: {spec.key} must be between {rules.lo} and {rules.hi}, got {value!r}")
     if rules.check is not None:
         problem = rules.check(value)
         if problem:
-            raise ConfigError(f"{source}: {spec.key} {problem}, got {value!r}")
+            raise ConfigError(f"{source}: {spec.key} {problem}, got {_short(value)}")
 
 
 _TRUE = {"1", "true", "yes", "on"}

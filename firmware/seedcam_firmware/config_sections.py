@@ -72,9 +72,10 @@ class DeviceConfig(Section):
     serial_number: str = setting(
         factory=default_serial_number,
         check=check_serial,
+        host="local",
         doc="serial number; default: hash of /etc/machine-id (stable per board)",
     )
-    name: str = setting("seedcam", check=check_name, live=True, doc="human-readable name")
+    name: str = setting("seedcam", check=check_name, live=True, host="yes", doc="human-readable name")
 
 
 @dataclass(frozen=True)
@@ -87,24 +88,26 @@ class CameraConfig(Section):
     """
 
     section_name: ClassVar[str] = "camera"
-    source: str = setting("synthetic", choices=CAMERA_SOURCES, doc="frame source backend")
-    device: str | int = setting("/dev/video0", check=check_device, doc="v4l2 device path or index")
+    source: str = setting("synthetic", choices=CAMERA_SOURCES, host="local", doc="frame source backend")
+    device: str | int = setting("/dev/video0", check=check_device, host="local", doc="v4l2 device path or index")
     path: str = setting(
         "",
         is_path=True,
+        host="local",
         doc="video file (source=video), image folder (source=folder) or the simulator's socket (source=sim)",
     )
     scene: str = setting(
         "",
         is_path=True,
+        host="local",
         doc="synthetic source: a scene TOML file rendered on every frame; empty = a wandering drive",
     )
-    width: int = setting(320, lo=16, hi=4096, doc="frame width in pixels")
-    height: int = setting(240, lo=16, hi=4096, doc="frame height in pixels")
-    fps: float = setting(30.0, lo=0.0, hi=1000.0, doc="frame rate; 0 = the source's own rate")
-    seed: int = setting(0, lo=0, hi=2**32 - 1, doc="random seed of the synthetic scene")
-    loop: bool = setting(True, doc="video/folder: restart at the end instead of failing")
-    rotation: int = setting(0, choices=(0, 90, 180, 270), doc="clockwise rotation in degrees")
+    width: int = setting(320, lo=16, hi=4096, host="yes", doc="frame width in pixels")
+    height: int = setting(240, lo=16, hi=4096, host="yes", doc="frame height in pixels")
+    fps: float = setting(30.0, lo=0.0, hi=1000.0, host="yes", doc="frame rate; 0 = the source's own rate")
+    seed: int = setting(0, lo=0, hi=2**32 - 1, host="yes", doc="random seed of the synthetic scene")
+    loop: bool = setting(True, host="yes", doc="video/folder: restart at the end instead of failing")
+    rotation: int = setting(0, choices=(0, 90, 180, 270), host="yes", doc="clockwise rotation in degrees")
 
 
 @dataclass(frozen=True)
@@ -115,21 +118,31 @@ class LinkConfig(Section):
     url: str = setting(
         "pty",
         check=check_link_url,
+        host="local",
         doc="pty, pty:///path/to/symlink, a serial device path, or tcp-listen://host:port",
     )
     protocol: str = setting(
         "seedcam",
         choices=LINK_PROTOCOLS,
+        host="yes",
         doc="wire protocol: seedcam (native) or visionseed (the original VisionSeed host SDKs work unchanged)",
     )
-    baudrate: int = setting(921600, lo=1200, hi=12_000_000, doc="UART baud rate")
-    max_frame_size: int = setting(65536, lo=1024, hi=16 * 1024 * 1024, doc="largest link frame, bytes")
+    baudrate: int = setting(921600, lo=1200, hi=12_000_000, host="yes", doc="UART baud rate")
+    max_frame_size: int = setting(65536, lo=1024, hi=16 * 1024 * 1024, host="yes", doc="largest link frame, bytes")
     health_interval_s: float = setting(
         1.0,
         lo=0.05,
         hi=1.0,
         live=True,
+        host="yes",
         doc="seconds between health messages (at most 1 s: silence means a link fault)",
+    )
+    key_file: str = setting(
+        "",
+        is_path=True,
+        host="local",
+        doc="file holding the shared link key (hex) that must sign every request; "
+        "empty = none (then tcp-listen:// may only listen on loopback)",
     )
 
 
@@ -138,8 +151,10 @@ class RuntimeConfig(Section):
     """``[runtime]``: the TFLite interpreter."""
 
     section_name: ClassVar[str] = "runtime"
-    num_threads: int = setting(2, lo=1, hi=64, doc="interpreter threads")
-    delegate: str = setting("", is_path=True, doc="external/NPU delegate .so; empty = CPU only")
+    num_threads: int = setting(2, lo=1, hi=64, host="yes", doc="interpreter threads")
+    delegate: str = setting(
+        "", is_path=True, host="local", doc="external/NPU delegate .so (native code); empty = CPU only"
+    )
 
 
 def _no_repeats(tasks: tuple[str, ...]) -> str | None:
@@ -156,6 +171,7 @@ class TasksConfig(Section):
         choices=KNOWN_TASKS,
         live=True,
         check=_no_repeats,
+        host="yes",
         doc="tasks to run",
     )
 
@@ -168,12 +184,20 @@ def _bundle_keys(cls: _C) -> _C:
             if key in annotations:  # pragma: no cover - the catalog refuses such names
                 raise TypeError(f"task {spec.name!r}: models.{key} exists already")
         annotations[spec.name] = "str"
-        setattr(cls, spec.name, setting(spec.bundle, doc=f"{spec.what} bundle manifest, relative to dir"))
+        setattr(
+            cls,
+            spec.name,
+            setting(
+                spec.bundle,
+                host="allow-list",
+                doc=f"{spec.what} bundle manifest, relative to dir (a host: inside dir or the update slots)",
+            ),
+        )
         annotations[f"{spec.name}_precision"] = "str"
         setattr(
             cls,
             f"{spec.name}_precision",
-            setting(spec.precision, choices=PRECISIONS, doc=f"{spec.what} model variant"),
+            setting(spec.precision, choices=PRECISIONS, host="yes", doc=f"{spec.what} model variant"),
         )
     return cls
 
@@ -184,7 +208,7 @@ class ModelsConfig(Section):
     """``[models]``: where the model bundles are; a manifest and a precision key per catalog task."""
 
     section_name: ClassVar[str] = "models"
-    dir: str = setting(DEFAULT_MODELS_DIR, is_path=True, doc="models folder")
+    dir: str = setting(DEFAULT_MODELS_DIR, is_path=True, host="local", doc="models folder")
 
     def manifest_path(self, task: str) -> Path:
         """Return the manifest path of ``task``'s bundle.
@@ -215,32 +239,35 @@ class UpdatesConfig(Section):
     """``[updates]``: model and firmware updates over the link (A/B slots, signed bundles)."""
 
     section_name: ClassVar[str] = "updates"
-    # every key here is read-only over the link (host_settable=False): a host must not turn off
+    # every key here is local-only (host="local"): a host must not turn off
     # signature checks or move the slots; only the device's own config file sets them
     dir: str = setting(
         "",
         is_path=True,
-        host_settable=False,
+        host="local",
         doc="storage folder for slots and the transfer journal; empty = updates disabled",
     )
     public_keys: tuple[str, ...] = setting(
         (),
         check=lambda keys: _public_keys_problem(keys),
-        host_settable=False,
+        host="local",
         doc="trusted ed25519 public keys (64 hex digits each); when set, unsigned bundles are refused",
     )
-    target: str = setting(
-        "emulated-linux", host_settable=False, doc="board name a bundle's target must match (or 'any')"
-    )
-    reserve_mb: float = setting(
-        1.0, lo=0.0, hi=1e6, host_settable=False, doc="free space to keep after storing a bundle, MB"
-    )
+    target: str = setting("emulated-linux", host="local", doc="board name a bundle's target must match (or 'any')")
+    reserve_mb: float = setting(1.0, lo=0.0, hi=1e6, host="local", doc="free space to keep after storing a bundle, MB")
     confirm_timeout_s: float = setting(
         30.0,
         lo=1.0,
         hi=3600.0,
-        host_settable=False,
+        host="local",
         doc="a firmware on trial must confirm its health within this time or is reverted",
+    )
+    canary_window_s: float = setting(
+        600.0,
+        lo=0.0,
+        hi=86400.0,
+        host="local",
+        doc="a model activated this recently whose outputs turn NaN or infinite is rolled back; 0 = off",
     )
 
 
@@ -256,8 +283,8 @@ class PipelineConfig(Section):
     """``[pipeline]``: queues and encoding."""
 
     section_name: ClassVar[str] = "pipeline"
-    queue_depth: int = setting(2, lo=1, hi=64, doc="depth of the bounded latest-wins queues")
-    jpeg_quality: int = setting(80, lo=1, hi=100, live=True, doc="JPEG quality of snapshots")
+    queue_depth: int = setting(2, lo=1, hi=64, host="yes", doc="depth of the bounded latest-wins queues")
+    jpeg_quality: int = setting(80, lo=1, hi=100, live=True, host="yes", doc="JPEG quality of snapshots")
 
 
 def _task_sections(cls: _C) -> _C:

@@ -7,7 +7,7 @@ import secrets
 import threading
 import time
 import tomllib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +22,7 @@ from seedcam.types import ConfigValue, DeviceInfo, Health, ModelInfo, Result, Sn
 from seedcam_firmware import __version__
 from seedcam_firmware.camera.base import CameraSource
 from seedcam_firmware.camera.factory import open_camera
+from seedcam_firmware.canary import Canary
 from seedcam_firmware.config import (
     FirmwareConfig,
     check_host_change,
@@ -32,6 +33,8 @@ from seedcam_firmware.config import (
     requires_restart,
 )
 from seedcam_firmware.errors import ConfigError, ModelError
+from seedcam_firmware.host_policy import hide_local_paths, is_local_only
+from seedcam_firmware.link_auth import load_verifier
 from seedcam_firmware.link_log import LinkLogHandler
 from seedcam_firmware.link_native import NativePersonality
 from seedcam_firmware.link_personality import Personality
@@ -60,6 +63,12 @@ class Daemon:
         config: the validated configuration.
         config_path: where config changes from the host are persisted, rewriting the
             file atomically (None: changes last until the firmware stops).
+        config_fallback: non-empty when this config is the last good one, booted because the
+            config file did not boot (see :mod:`seedcam_firmware.safe_boot`): the reason, logged
+            (so sent on the LOG channel) at boot and whenever a host asks for the device info,
+            and reported in every Health message.
+        on_running: called once, from the health thread, when the first frame has been
+            processed (safe boot keeps the config file that got this far).
 
     A task whose model does not load does not stop the sensor: it is logged as
     an error (sent on the LOG channel at boot and again whenever a host asks for
@@ -70,13 +79,24 @@ class Daemon:
 
     Raises (from start):
         ModelError: tasks are enabled and none of their models loads.
+        LinkKeyRequired: the link listens beyond loopback without ``link.key_file``.
+        ConfigError: ``link.key_file`` is unreadable or holds no key.
         CameraError: the camera cannot be opened.
         LinkBroken: the link cannot be opened.
     """
 
-    def __init__(self, config: FirmwareConfig, *, config_path: Path | None = None) -> None:
+    def __init__(
+        self,
+        config: FirmwareConfig,
+        *,
+        config_path: Path | None = None,
+        config_fallback: str = "",
+        on_running: Callable[[], None] | None = None,
+    ) -> None:
         self.config = config
         self.config_path = config_path
+        self.config_fallback = config_fallback
+        self._on_running = on_running
         self.boot_id = secrets.token_hex(8)
         self._started = time.monotonic()
         self._config_lock = threading.Lock()
@@ -84,6 +104,7 @@ class Daemon:
         self._restart = False
         self.firmware_version = __version__
         self._updates: UpdateService | None = None
+        self._canary: Canary | None = None
         self._tasks: TaskRunner | None = None
         self._missing: dict[str, str] = {}
         self._camera: CameraSource | None = None
@@ -99,6 +120,7 @@ class Daemon:
         try:
             self._updates = UpdateService(cfg.updates, self, max_frame_size=cfg.link.max_frame_size)
             cfg = self.config = self._updates.effective_config(cfg)  # tasks with an installed slot run its model
+            self._canary = Canary(cfg.updates.canary_window_s, self._updates)
             self._camera = open_camera(cfg.camera)
             self._tasks = self._load_tasks(cfg)
             link_options: dict[str, Any] = {
@@ -120,14 +142,18 @@ class Daemon:
         self._pipeline.start()
         self._health_thread.start()
         self._updates.start()
+        self._report_fallback()
         log.info("sensor up: boot %s, link %s", self.boot_id, self._link.device_path)
 
     def _personality(self, cfg: FirmwareConfig) -> Personality:
         """The wire protocol the link speaks: the same pipeline and services behind either."""
+        verifier = load_verifier(cfg.link.key_file)  # raises ConfigError
         if cfg.link.protocol == "visionseed":
+            if verifier is not None:
+                raise ConfigError("link.key_file: the visionseed protocol cannot sign requests; use the native one")
             return VisionSeedPersonality(VisionSeedRpc(self))
         assert self._updates is not None
-        return NativePersonality(Dispatcher(self), transfer_handler=self._updates.handle)
+        return NativePersonality(Dispatcher(self), transfer_handler=self._updates.handle, verifier=verifier)
 
     def _load_tasks(self, cfg: FirmwareConfig) -> TaskRunner:
         """Load every task; run the enabled ones that loaded (the config then names those).
@@ -143,7 +169,8 @@ class Daemon:
             reasons = "; ".join(f"{name}: {reason}" for name, reason in self._missing.items())
             raise ModelError(f"none of the enabled tasks can run: {reasons}")
         running = [n for n in cfg.tasks.enabled if n not in loaded.unavailable]
-        runner = TaskRunner(loaded.tasks, running, unavailable=loaded.unavailable)
+        on_invalid = self._canary.on_invalid if self._canary else None
+        runner = TaskRunner(loaded.tasks, running, unavailable=loaded.unavailable, on_invalid=on_invalid)
         if self._missing:
             self.config = config_set(cfg, "tasks.enabled", running, source="start")
         return runner
@@ -152,6 +179,11 @@ class Daemon:
     def tasks(self) -> TaskRunner | None:
         """The task runner (None before :meth:`start`)."""
         return self._tasks
+
+    @property
+    def missing_tasks(self) -> dict[str, str]:
+        """Tasks the config enabled whose model did not load -> the reason."""
+        return dict(self._missing)
 
     @property
     def unavailable_tasks(self) -> dict[str, str]:
@@ -174,9 +206,16 @@ class Daemon:
         with self._config_lock:
             self._tasks.replace(task)
             self._missing.pop(task.name, None)
+            if self._canary is not None:
+                self._canary.activated(task.name)
             model = task.manifest.bundle_dir / "manifest.json"
             cfg = config_set(self.config, f"models.{task.name}", str(model), source="update")
             self.config = config_set(cfg, f"models.{task.name}_precision", task.manifest.precision, source="update")
+
+    def _report_fallback(self) -> None:
+        """Log (and so send to the host) that the config file did not boot and the last good one runs."""
+        if self.config_fallback:
+            log.error("%s", self.config_fallback)
 
     def _report_missing(self) -> None:
         """Log (and so send to the host) each task the config enabled whose model did not load."""
@@ -209,6 +248,8 @@ class Daemon:
     def stop(self) -> None:
         """Stop everything in reverse order of start. Idempotent."""
         self._stop.set()
+        if self._canary is not None:
+            self._canary.close()
         if self._updates is not None:
             self._updates.close()
         if self._log_handler is not None:
@@ -246,7 +287,11 @@ class Daemon:
                 return
             if self._link is None:
                 continue
-            self._link.send_health(self.health())
+            health = self.health()
+            self._link.send_health(health)
+            if self._on_running is not None and health.frames_processed > 0:
+                on_running, self._on_running = self._on_running, None
+                on_running()
 
     def health(self) -> Health:
         stats = self._pipeline.stats if self._pipeline else None
@@ -263,6 +308,10 @@ class Daemon:
             timestamp_us=time.monotonic_ns() // 1000,
             undecodable_requests=link.undecodable_requests if link else 0,
             camera_errors=stats.camera_errors if stats else 0,
+            invalid_outputs=self._tasks.invalid_outputs if self._tasks else {},
+            canary_rollbacks=self._canary.rollbacks if self._canary else 0,
+            unauthenticated_requests=link.unauthenticated_requests if link else 0,
+            config_fallback=self.config_fallback,
         )
 
     # ------------------------------------------------------------------ services for the host
@@ -273,6 +322,7 @@ class Daemon:
         A host asks for it when it connects, so this is also where the errors of
         enabled tasks whose model did not load are repeated on the LOG channel.
         """
+        self._report_fallback()
         self._report_missing()
         cfg = self.config
         return DeviceInfo(
@@ -291,20 +341,20 @@ class Daemon:
         )
 
     def config_get(self, key: str) -> ConfigValue:
-        return ConfigValue(key, config_get(self.config, key), False)
+        return ConfigValue(key, hide_local_paths(key, config_get(self.config, key)), False)
 
     def config_set(self, key: str, value: object) -> ConfigValue:
         with self._config_lock:
             new = config_set(self.config, key, value)
-            check_host_change(self.config, new, source=f"config_set {key}")  # updates.* are read-only here
+            check_host_change(self.config, new, source=f"config_set {key}")  # the keys' host policies
             self._apply(key, new)
-        return ConfigValue(key, config_get(new, key), requires_restart(key))
+        return ConfigValue(key, hide_local_paths(key, config_get(new, key)), requires_restart(key))
 
     def config_reset(self, key: str) -> ConfigValue:
         with self._config_lock:
-            new = host_reset(self.config, key)  # keeps the device's [updates]; refuses to reset them alone
+            new = host_reset(self.config, key)  # keeps the local-only keys; refuses to reset them alone
             self._apply(key, new)
-        return ConfigValue(key, config_get(new, key), requires_restart(key) if key else True)
+        return ConfigValue(key, hide_local_paths(key, config_get(new, key)), requires_restart(key) if key else True)
 
     def list_models(self) -> tuple[ModelInfo, ...]:
         return self._tasks.models if self._tasks else ()
@@ -380,6 +430,9 @@ def _persist(path: Path, key: str, config: FirmwareConfig) -> None:
 
     Only that key changes in the file: values that came from CLI flags or the
     environment stay out of it. A reset removes the key, so its default applies.
+    A host changes no local-only key (see :mod:`seedcam_firmware.host_policy`), so
+    resetting everything or a section, or writing a section, leaves the file's
+    local-only entries as they are.
     """
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
@@ -391,12 +444,12 @@ def _persist(path: Path, key: str, config: FirmwareConfig) -> None:
     defaults = config_reset(config, key) if key else None
     is_default = defaults is not None and config_get(defaults, key) == value
     if not key:
-        data = {}
+        data = {sec: _local_entries(sec, table) for sec, table in data.items()}
     elif not name:
-        if is_default:
-            data.pop(section, None)
-        else:
-            data[section] = value
+        table = _local_entries(section, data.get(section, {}))
+        if not is_default and isinstance(value, dict):
+            table.update({k: v for k, v in value.items() if not is_local_only(f"{section}.{k}")})
+        data[section] = table
     else:
         table = data.setdefault(section, {})
         if is_default:
@@ -405,4 +458,12 @@ def _persist(path: Path, key: str, config: FirmwareConfig) -> None:
             table[name] = list(value) if isinstance(value, tuple) else value
         if not table:
             data.pop(section)
+    data = {sec: table for sec, table in data.items() if table}
     write_atomically(path, tomli_w.dumps(data).encode())
+
+
+def _local_entries(section: str, table: object) -> dict[str, Any]:
+    """The local-only keys of one table of the config file (what a host's reset keeps)."""
+    if not isinstance(table, dict):
+        return {}
+    return {k: v for k, v in table.items() if is_local_only(f"{section}.{k}")}

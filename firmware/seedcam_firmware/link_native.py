@@ -7,6 +7,11 @@ channel go to a :data:`RequestHandler` (the :class:`~seedcam_firmware.rpc.Dispat
 TRANSFER-channel requests to a :data:`TransferHandler`
 (:class:`~seedcam_firmware.transfer.UpdateService`), and each answer goes back
 with the request's sequence number.
+
+With a link key (a :class:`~seedcam.protocol.signing.Verifier`), every request
+on those channels must be signed: one whose signature is missing, wrong, outside
+the time window or replayed is not handled; it is counted and answered with
+``STATUS_UNAUTHENTICATED`` (docs/link-auth.md).
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
+from dataclasses import replace
 
 from google.protobuf.message import Message
 
@@ -21,6 +27,7 @@ from seedcam._proto import seedcam_pb2 as pb
 from seedcam.errors import ProtocolError
 from seedcam.protocol import codec
 from seedcam.protocol.framing import Channel, Decoder, Encoder, Flag, Frame
+from seedcam.protocol.signing import SIGNED_CHANNELS, Verifier
 from seedcam.types import DeviceInfo, Health, Result
 from seedcam_firmware.link_personality import Outgoing, Personality, Reply
 
@@ -39,11 +46,21 @@ class NativePersonality(Personality):
     Args:
         handler: turns a request into a response (never raises).
         transfer_handler: answers TRANSFER-channel requests (None: they are ignored).
+        verifier: the link key's check; every request must then be signed (None: no key).
     """
 
-    def __init__(self, handler: RequestHandler, *, transfer_handler: TransferHandler | None = None) -> None:
+    def __init__(
+        self,
+        handler: RequestHandler,
+        *,
+        transfer_handler: TransferHandler | None = None,
+        verifier: Verifier | None = None,
+    ) -> None:
         self._handler = handler
         self._transfer_handler = transfer_handler
+        self._verifier = verifier
+        self.authenticated = verifier is not None
+        self._refusals_logged: set[str] = set()
 
     def encoder(self, max_frame_size: int) -> Encoder:
         return Encoder(max_frame_size=max_frame_size)
@@ -73,6 +90,12 @@ class NativePersonality(Personality):
         return Outgoing(channel, message.SerializeToString())
 
     def handle(self, frame: Frame, reply: Reply) -> None:
+        if self._verifier is not None and frame.channel in SIGNED_CHANNELS and not frame.flags & Flag.RESPONSE:
+            payload, reason = self._verifier.verify(frame)
+            if payload is None:
+                self._refuse(frame, reason, reply)
+                return
+            frame = replace(frame, payload=payload)
         if frame.channel == Channel.TRANSFER and self._transfer_handler is not None and not frame.flags & Flag.RESPONSE:
             seq = frame.seq
 
@@ -95,3 +118,17 @@ class NativePersonality(Personality):
             response = self._handler(request)
         log.debug("request %s seq %d -> status %d", kind, frame.seq, response.status)
         reply(Channel.CONTROL, response.SerializeToString(), seq=frame.seq, flags=Flag.RESPONSE)
+
+    def _refuse(self, frame: Frame, reason: str, reply: Reply) -> None:
+        """Count and answer a request whose signature did not verify (its payload is not read)."""
+        self.unauthenticated_requests += 1
+        level = logging.DEBUG if reason in self._refusals_logged else logging.WARNING
+        self._refusals_logged.add(reason)
+        log.log(level, "refused a %s request seq %d: link signature %s", frame.channel.name, frame.seq, reason)
+        message = f"request refused: link key signature {reason.replace('_', ' ')} (see docs/link-auth.md)"
+        if frame.channel == Channel.TRANSFER:
+            answer = pb.UpdateResponse(status=pb.STATUS_UNAUTHENTICATED, reason="unauthenticated", message=message)
+            payload = answer.SerializeToString()
+        else:
+            payload = pb.Response(status=pb.STATUS_UNAUTHENTICATED, message=message).SerializeToString()
+        reply(frame.channel, payload, seq=frame.seq, flags=Flag.RESPONSE)

@@ -81,9 +81,14 @@ class Personality(abc.ABC):
     Attributes:
         undecodable_requests: requests from the host the protocol could not decode
             (counted before they are answered).
+        authenticated: every request must carry a valid link-key signature (see
+            :mod:`seedcam.protocol.signing`); only then may the link listen beyond loopback.
+        unauthenticated_requests: requests refused for a missing, bad or old signature.
     """
 
     undecodable_requests: int = 0
+    authenticated: bool = False
+    unauthenticated_requests: int = 0
 
     @abc.abstractmethod
     def encoder(self, max_frame_size: int) -> FrameEncoder:

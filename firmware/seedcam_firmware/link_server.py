@@ -24,6 +24,7 @@ from seedcam.protocol.framing import DELIMITER, Channel, Flag, Frame, LinkCounte
 from seedcam.transport import Transport, open_transport
 from seedcam.transport.url_options import TransportUrl, parse_transport_url
 from seedcam.types import DeviceInfo, Health, Result
+from seedcam_firmware.link_auth import check_listener
 from seedcam_firmware.link_native import NativePersonality, RequestHandler
 from seedcam_firmware.link_personality import Outgoing, Personality
 
@@ -59,6 +60,9 @@ class LinkServer:
 
     Raises:
         LinkBroken: the link cannot be opened at start.
+        LinkKeyRequired: ``tcp-listen://`` beyond loopback with a personality that
+            does not authenticate requests (no link key).
+        ConfigError: the URL carries a host's ``?link_key_file=``.
     """
 
     def __init__(
@@ -77,6 +81,7 @@ class LinkServer:
         # "pty" is short for a pty without a link
         self.url = str(TransportUrl("pty://", parsed.throttle)) if parsed.base == "pty" else url
         self._personality = personality if isinstance(personality, Personality) else NativePersonality(personality)
+        check_listener(url, authenticated=self._personality.authenticated)
         self._on_connect = on_connect
         self._write_timeout = write_timeout
         # a frame may take twice its time on the wire before it counts as stuck (8N1: 10 bits a byte)
@@ -102,6 +107,11 @@ class LinkServer:
     def undecodable_requests(self) -> int:
         """Requests from the host that could not be decoded (answered with an error where the protocol can)."""
         return self._personality.undecodable_requests
+
+    @property
+    def unauthenticated_requests(self) -> int:
+        """Requests refused for a missing, bad or old link-key signature."""
+        return self._personality.unauthenticated_requests
 
     @property
     def device_path(self) -> str:

@@ -91,6 +91,10 @@ class Dispatcher:
             value = json.loads(request.value_json)
         except json.JSONDecodeError as exc:
             raise RequestFailed(pb.STATUS_INVALID_ARGUMENT, f"value for {request.key!r} is not JSON: {exc}") from exc
+        except RecursionError:  # "[[[[...": no config value nests more than a table of lists
+            raise RequestFailed(
+                pb.STATUS_INVALID_ARGUMENT, f"value for {request.key!r} nests too deeply for a config value"
+            ) from None
         return _config_response(self._services.config_set(request.key, value))
 
     def _on_config_reset(self, request: pb.ConfigResetRequest) -> pb.Response:

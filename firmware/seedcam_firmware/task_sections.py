@@ -8,12 +8,56 @@ it is imported, before any model code is (this module imports only the key rules
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import ClassVar
 
+import regex
+
 from seedcam_firmware.config_schema import Section, setting
 
-__all__ = ["ClassifyConfig", "DetectConfig", "OcrConfig"]
+__all__ = ["MAX_PATTERN_CHARS", "ClassifyConfig", "DetectConfig", "OcrConfig", "check_pattern"]
+
+#: The longest ``ocr.pattern``: a plate's format, not a program.
+MAX_PATTERN_CHARS = 256
+_MAX_PATTERN_DEPTH = 16  # nested groups
+_MAX_REPEAT = 64  # the largest {m,n} count (a reading is a few dozen characters)
+_REPEAT_RE = re.compile(r"\{\s*(\d*)\s*(?:,\s*(\d*)\s*)?\}")
+
+
+def check_pattern(pattern: str) -> str | None:
+    """Check ``ocr.pattern``: short, shallow, small repeat counts, and it compiles.
+
+    The bounds come before the compiler sees it, so a hostile pattern costs no time or memory
+    (deep nesting would exhaust the compiler's recursion, ``a{1000000000}`` its memory).
+
+    Returns:
+        None when valid, else an error phrase (short: it does not quote the pattern).
+    """
+    if len(pattern) > MAX_PATTERN_CHARS:
+        return f"must be at most {MAX_PATTERN_CHARS} characters (got {len(pattern)})"
+    depth = deepest = 0
+    escaped = False
+    for char in pattern:
+        if escaped:
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif char == "(":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char == ")":
+            depth -= 1
+    if deepest > _MAX_PATTERN_DEPTH:
+        return f"must not nest groups more than {_MAX_PATTERN_DEPTH} deep"
+    for match in _REPEAT_RE.finditer(pattern):
+        if any(n and int(n) > _MAX_REPEAT for n in match.groups()):
+            return f"must not repeat more than {_MAX_REPEAT} times ({match.group(0)})"
+    try:
+        regex.compile(pattern)
+    except (regex.error, RecursionError, OverflowError, MemoryError, ValueError) as exc:
+        return f"is not a valid regular expression ({str(exc)[:80]})"
+    return None
 
 
 @dataclass(frozen=True)
@@ -25,11 +69,13 @@ class DetectConfig(Section):
     """
 
     section_name: ClassVar[str] = "detect"
-    score_threshold: float = setting(0.5, lo=0.0, hi=1.0, live=True, doc="drop detections scoring below this")
-    iou_threshold: float = setting(
-        0.45, lo=0.0, hi=1.0, live=True, doc="non-maximum suppression overlap (IoU) threshold"
+    score_threshold: float = setting(
+        0.5, lo=0.0, hi=1.0, live=True, host="yes", doc="drop detections scoring below this"
     )
-    max_detections: int = setting(20, lo=1, hi=100, live=True, doc="most detections reported per frame")
+    iou_threshold: float = setting(
+        0.45, lo=0.0, hi=1.0, live=True, host="yes", doc="non-maximum suppression overlap (IoU) threshold"
+    )
+    max_detections: int = setting(20, lo=1, hi=100, live=True, host="yes", doc="most detections reported per frame")
 
 
 @dataclass(frozen=True)
@@ -42,14 +88,26 @@ class OcrConfig(Section):
     """
 
     section_name: ClassVar[str] = "ocr"
-    plate_labels: tuple[str, ...] = setting(("plate",), live=True, doc="detection labels whose box is cropped and read")
-    max_plates: int = setting(4, lo=1, hi=16, live=True, doc="most plates read per frame (highest scores first)")
-    min_confidence: float = setting(0.5, lo=0.0, hi=1.0, live=True, doc="drop readings less confident than this")
-    beam_width: int = setting(
-        1, lo=1, hi=64, live=True, doc="1 = greedy CTC decoding; more = beam search of that width"
+    plate_labels: tuple[str, ...] = setting(
+        ("plate",), live=True, host="yes", doc="detection labels whose box is cropped and read"
     )
-    pattern: str = setting("", live=True, doc="regular expression a reading must match; empty = any")
-    lexicon: tuple[str, ...] = setting((), live=True, doc="the only readings allowed; empty = any")
+    max_plates: int = setting(
+        4, lo=1, hi=16, live=True, host="yes", doc="most plates read per frame (highest scores first)"
+    )
+    min_confidence: float = setting(
+        0.5, lo=0.0, hi=1.0, live=True, host="yes", doc="drop readings less confident than this"
+    )
+    beam_width: int = setting(
+        1, lo=1, hi=64, live=True, host="yes", doc="1 = greedy CTC decoding; more = beam search of that width"
+    )
+    pattern: str = setting(
+        "",
+        live=True,
+        host="yes",
+        check=check_pattern,
+        doc=f"regular expression a reading must match (at most {MAX_PATTERN_CHARS} characters); empty = any",
+    )
+    lexicon: tuple[str, ...] = setting((), live=True, host="yes", doc="the only readings allowed; empty = any")
 
 
 @dataclass(frozen=True)
@@ -57,4 +115,4 @@ class ClassifyConfig(Section):
     """``[classify]``: the scene classifier's output, live (next frame)."""
 
     section_name: ClassVar[str] = "classify"
-    top_k: int = setting(3, lo=1, hi=20, live=True, doc="classes reported per frame, best first")
+    top_k: int = setting(3, lo=1, hi=20, live=True, host="yes", doc="classes reported per frame, best first")

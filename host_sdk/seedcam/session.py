@@ -48,8 +48,9 @@ from typing import Any
 
 from seedcam._callbacks import Callbacks
 from seedcam._link_gate import LinkGate
+from seedcam._link_key import session_encoder
 from seedcam.errors import LinkBroken, SensorError, SensorTimeout
-from seedcam.protocol.framing import DELIMITER, Channel, Decoder, Encoder, Flag, Frame, LinkCounters, link_counters
+from seedcam.protocol.framing import DELIMITER, Channel, Decoder, Flag, Frame, LinkCounters, link_counters
 from seedcam.transport import Transport, open_transport
 
 __all__ = ["Session"]
@@ -86,7 +87,7 @@ class Session:
             first write after opening, seconds.
         reconnect: reopen the transport by itself when it breaks.
         reconnect_interval: seconds between reopen attempts.
-        transport_options: passed to :func:`seedcam.transport.open_transport`.
+        transport_options: passed to :func:`seedcam.transport.open_transport`, but ``link_key`` (see ``_link_key``).
     """
 
     def __init__(
@@ -102,8 +103,7 @@ class Session:
         self.timeout = timeout
         self.reconnect = reconnect
         self.reconnect_interval = reconnect_interval
-        self._transport_options = transport_options
-        self._encoder = Encoder()
+        self._encoder, self._transport_options = session_encoder(url, transport_options)  # signs with a link key
         self._decoder = Decoder()
         self._start_lock = threading.Lock()
         self._write_lock = threading.Lock()

@@ -228,6 +228,14 @@ class Health:
     timestamp_us: int = 0
     undecodable_requests: int = 0
     camera_errors: int = 0
+    #: task -> frames whose outputs were NaN or infinite (the canary dropped their findings)
+    invalid_outputs: Mapping[str, int] = field(default_factory=dict)
+    #: models the canary rolled back since boot
+    canary_rollbacks: int = 0
+    #: requests refused for a missing, bad or too old link-key signature
+    unauthenticated_requests: int = 0
+    #: non-empty when the config file did not boot: why, and that the last configuration that booted runs
+    config_fallback: str = ""
 
 
 @dataclass(frozen=True)

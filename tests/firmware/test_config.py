@@ -245,6 +245,7 @@ def _strategy(key: str) -> st.SearchStrategy[Any]:
         "link.url": st.sampled_from(["pty", "pty:///tmp/sc", "/dev/ttyAMA0", "tcp-listen://0.0.0.0:5760"]),
         "tasks.enabled": st.lists(st.sampled_from(KNOWN_TASKS), unique=True).map(tuple),
         "updates.public_keys": st.lists(st.from_regex(r"[0-9a-f]{64}", fullmatch=True), max_size=2).map(tuple),
+        "ocr.pattern": st.sampled_from(["", "[A-Z]{2}[0-9]{3,4}", r"\d+", "(AB|CD)-?[0-9]+"]),  # checked: a regex
     }
     if key in special:
         return special[key]

@@ -45,7 +45,9 @@ def test_with_keys_provisioned_models_paths_stay_in_the_models_folder_or_the_slo
         with pytest.raises(ReadOnlyConfigKey, match=key.replace(".", r"\.")):
             check_host_change(signed, config_set(signed, key, value))
     unsigned = config_from_dict({"models": {"dir": str(models)}})
-    check_host_change(unsigned, config_set(unsigned, "models.lane", "/tmp/evil/manifest.json"))  # no keys: allowed
+    check_host_change(unsigned, config_set(unsigned, "models.lane", "mine/manifest.json"))
+    with pytest.raises(ReadOnlyConfigKey, match=r"models\.lane"):  # issue 14: without keys, too (allow-list)
+        check_host_change(unsigned, config_set(unsigned, "models.lane", "/tmp/evil/manifest.json"))
 
 
 class Board:

@@ -23,7 +23,9 @@ from seedcam.transport import Transport, open_transport
 from seedcam_firmware.config import config_from_dict
 from seedcam_firmware.daemon import Daemon
 from seedcam_firmware.visionseed._proto import visionseed_pb2 as vs
+from seedcam_firmware.visionseed.config_text import parse_config_text
 from seedcam_firmware.visionseed.datav2 import decode_datav2
+from seedcam_firmware.visionseed.errors import VisionSeedRequestError
 from seedcam_firmware.visionseed.framing import VisionSeedDecoder, encode_visionseed
 from seedcam_firmware.visionseed.link import VisionSeedPersonality
 from seedcam_firmware.visionseed.results import MODEL_LANE
@@ -496,3 +498,11 @@ def test_a_slow_import_runs_off_the_reader_thread(board: Board, monkeypatch: pyt
     release.set()
     host.pump(lambda: 700 in host.responses)
     assert host.responses.pop(700).code == Code.SUCC and (board.models / "mylane").is_dir()
+
+
+def test_set_config_text_nested_thousands_deep_is_a_parameter_error_not_internal() -> None:
+    """A hostile setConfig text (finding 9 of the security issue) answers ERROR_PARAMETERS, not a crash."""
+    text = "x = " + "[" * 5000 + "]" * 5000
+    with pytest.raises(VisionSeedRequestError, match="nested too deeply") as info:
+        parse_config_text("pipeline", text)
+    assert info.value.code == vs.YtRpcResponse.ERROR_PARAMETERS

@@ -15,6 +15,7 @@ from __future__ import annotations
 import abc
 import dataclasses
 import logging
+import math
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -44,11 +45,15 @@ __all__ = [
     "TaskOutput",
     "TaskRunner",
     "TaskUnavailable",
+    "all_finite",
     "elapsed_us",
     "load_task_manifest",
     "merge_findings",
     "model_info",
 ]
+
+#: called with a task's name when its output on a frame was not finite (NaN or infinite)
+InvalidOutputHook = Callable[[str], None]
 
 log = logging.getLogger(__name__)
 
@@ -211,6 +216,17 @@ class ModelTask(Task):
 # ---- the runner ---------------------------------------------------------------------------
 
 
+def all_finite(value: object) -> bool:
+    """True when every float in ``value`` (a finding: dataclasses, tuples, numbers) is finite."""
+    if isinstance(value, (float, np.floating)):
+        return math.isfinite(value)
+    if isinstance(value, (tuple, list)):
+        return all(all_finite(item) for item in value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return all(all_finite(getattr(value, f.name)) for f in dataclasses.fields(value))
+    return True
+
+
 def merge_findings(outputs: Iterable[TaskOutput]) -> dict[str, Any]:
     """The findings of ``outputs`` (in run order) as Result fields.
 
@@ -236,21 +252,36 @@ class TaskRunner:
     of that frame's Result; the others still report (the first failure of a
     run of failures is logged).
 
+    The in-service canary: a task whose findings on a frame hold a NaN or an
+    infinite number loses its part of that frame's Result too (the findings are
+    invalid, and a task requiring it does not see them); it is counted per task
+    (:attr:`invalid_outputs`) and ``on_invalid`` is called with its name.
+
     Args:
         tasks: the loaded tasks.
         enabled: names to enable (each must be loaded).
         unavailable: task name -> why its model did not load; asking for one of
             them raises :class:`TaskUnavailable` with that reason.
+        on_invalid: called (on the inference thread) with a task's name for each
+            frame on which its outputs were not finite.
 
     Raises:
         ConfigError: see :meth:`select`.
     """
 
     def __init__(
-        self, tasks: Iterable[Task], enabled: Iterable[str], *, unavailable: Mapping[str, str] | None = None
+        self,
+        tasks: Iterable[Task],
+        enabled: Iterable[str],
+        *,
+        unavailable: Mapping[str, str] | None = None,
+        on_invalid: InvalidOutputHook | None = None,
     ) -> None:
         self._tasks = {task.name: task for task in tasks}
         self._unavailable = dict(unavailable or {})
+        self._on_invalid = on_invalid
+        self._invalid: dict[str, int] = {}
+        self._invalid_run: set[str] = set()
         self._lock = threading.Lock()
         self._enabled: tuple[str, ...] = ()
         self._order: tuple[Task, ...] = ()
@@ -275,6 +306,12 @@ class TaskRunner:
     @property
     def enabled(self) -> tuple[str, ...]:
         return self._enabled
+
+    @property
+    def invalid_outputs(self) -> dict[str, int]:
+        """Task name -> frames since start whose outputs were NaN or infinite (their findings dropped)."""
+        with self._lock:
+            return dict(self._invalid)
 
     @property
     def models(self) -> tuple[ModelInfo, ...]:
@@ -401,7 +438,28 @@ class TaskRunner:
         if task.name in self._failing:
             self._failing.discard(task.name)
             log.warning("task %s recovered on frame %d", task.name, frame.frame_id)
+        if not all(all_finite(getattr(output, name)) for name in FINDINGS):
+            self._count_invalid(task, frame)
+            return None
+        if task.name in self._invalid_run:
+            self._invalid_run.discard(task.name)
+            log.warning("task %s: outputs finite again on frame %d", task.name, frame.frame_id)
         return output
+
+    def _count_invalid(self, task: Task, frame: Frame) -> None:
+        with self._lock:
+            self._invalid[task.name] = self._invalid.get(task.name, 0) + 1
+        if task.name not in self._invalid_run:
+            self._invalid_run.add(task.name)
+            log.error(
+                "task %s (model %s): NaN or infinite outputs on frame %d; its findings are dropped "
+                "(not logged again until they are finite)",
+                task.name,
+                task.model.id,
+                frame.frame_id,
+            )
+        if self._on_invalid is not None:
+            self._on_invalid(task.name)
 
     def close(self) -> None:
         for task in self._tasks.values():

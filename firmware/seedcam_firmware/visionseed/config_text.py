@@ -82,6 +82,8 @@ def parse_config_text(domain: str, text: str) -> dict[str, Any]:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise VisionSeedRequestError(_Code.ERROR_PARAMETERS, f"config text is not TOML: {exc}") from exc
+    except RecursionError as exc:  # tables or arrays nested thousands deep
+        raise VisionSeedRequestError(_Code.ERROR_PARAMETERS, "config text is nested too deeply") from exc
     section, _, name = key.partition(".")
     if section and section not in doc:  # the bare keys of the domain's section
         doc = {section: doc}

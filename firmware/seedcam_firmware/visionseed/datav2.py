@@ -30,6 +30,8 @@ __all__ = [
 
 _MAX_NODES = 255
 _CONF_SCALE = 65535
+_MAX_VARINT_BYTES = 5  # a LEB128 uint32
+_MAX_VARINT = 0xFFFF_FFFF
 
 
 class NodeType(enum.IntEnum):
@@ -119,12 +121,35 @@ def encode_datav2(nodes: Sequence[Node]) -> bytes:
     return bytes(out)
 
 
-def decode_datav2(data: bytes) -> list[Node]:
-    """Parse a tree.
+def _read_varint(data: bytes, pos: int) -> tuple[int, int]:
+    """A LEB128 length at ``pos``: ``(value, position after it)``; at most 5 bytes, below 2^32.
 
     Raises:
-        ProtocolError: truncated or malformed.
+        ProtocolError: longer than 5 bytes, 2^32 or more, or cut short by the end of the input.
     """
+    value = 0
+    for index in range(_MAX_VARINT_BYTES):
+        if pos + index >= len(data):
+            raise ProtocolError("malformed dataV2: a varint runs past the end")
+        byte = data[pos + index]
+        value |= (byte & 0x7F) << (7 * index)
+        if not byte & 0x80:
+            if value > _MAX_VARINT:
+                raise ProtocolError(f"malformed dataV2: varint {value} is 2^32 or more")
+            return value, pos + index + 1
+    raise ProtocolError(f"malformed dataV2: a varint longer than {_MAX_VARINT_BYTES} bytes")
+
+
+def decode_datav2(data: bytes) -> list[Node]:
+    """Parse a tree, in time linear in its size.
+
+    A length varint may take at most 5 bytes and must be below 2^32; the tree must end
+    with its last record (trailing bytes are refused).
+
+    Raises:
+        ProtocolError: truncated, malformed, a varint too long, or bytes after the last record.
+    """
+    data = bytes(data)
     nodes: list[Node] = []
     try:
         count, pos = data[0], 1
@@ -133,19 +158,13 @@ def decode_datav2(data: bytes) -> list[Node]:
             path = tuple(data[pos + 1 : pos + 1 + path_len])
             pos += 1 + path_len
             node_type = NodeType(data[pos])
-            pos += 1
-            length, shift = 0, 0
-            while True:
-                byte = data[pos]
-                pos += 1
-                length |= (byte & 0x7F) << shift
-                shift += 7
-                if not byte & 0x80:
-                    break
+            length, pos = _read_varint(data, pos + 1)
             if pos + length > len(data) or len(path) != path_len:
                 raise IndexError("record runs past the end")
-            nodes.append(Node(path, node_type, bytes(data[pos : pos + length])))
+            nodes.append(Node(path, node_type, data[pos : pos + length]))
             pos += length
     except (IndexError, ValueError) as exc:
         raise ProtocolError(f"malformed dataV2: {exc}") from exc
+    if pos != len(data):
+        raise ProtocolError(f"malformed dataV2: {len(data) - pos} trailing bytes after the last record")
     return nodes

@@ -26,10 +26,12 @@ from collections.abc import Callable
 
 from google.protobuf.message import DecodeError
 
+from seedcam.errors import ProtocolError
 from seedcam.protocol.framing import Channel, Flag, Frame, LinkCounters
 from seedcam.types import DeviceInfo, Health, Result
 from seedcam_firmware.link_personality import Outgoing, Personality, Reply
 from seedcam_firmware.visionseed._proto import visionseed_pb2 as vs
+from seedcam_firmware.visionseed.datav2 import decode_datav2
 from seedcam_firmware.visionseed.framing import VisionSeedDecoder, encode_visionseed
 from seedcam_firmware.visionseed.results import heartbeat_message, result_message
 
@@ -177,6 +179,13 @@ class VisionSeedPersonality(Personality):
             log.debug("undecodable message from the host: %s", exc)
             return
         kind = message.WhichOneof("values")
+        if kind == "result" and message.result.HasField("dataV2"):
+            try:
+                decode_datav2(message.result.dataV2)
+            except ProtocolError as exc:  # trailing bytes, a varint too long: counted like any bad request
+                self.undecodable_requests += 1
+                log.debug("undecodable dataV2 from the host: %s", exc)
+                return
         if kind != "rpc":
             log.debug("ignored a %s message from the host", kind)
             return

@@ -17,6 +17,7 @@ class StatusCode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     STATUS_BUSY: _ClassVar[StatusCode]
     STATUS_INTERNAL: _ClassVar[StatusCode]
     STATUS_UNAVAILABLE: _ClassVar[StatusCode]
+    STATUS_UNAUTHENTICATED: _ClassVar[StatusCode]
 STATUS_OK: StatusCode
 STATUS_INVALID_ARGUMENT: StatusCode
 STATUS_NOT_FOUND: StatusCode
@@ -25,6 +26,7 @@ STATUS_FAILED_PRECONDITION: StatusCode
 STATUS_BUSY: StatusCode
 STATUS_INTERNAL: StatusCode
 STATUS_UNAVAILABLE: StatusCode
+STATUS_UNAUTHENTICATED: StatusCode
 
 class ModelInfo(_message.Message):
     __slots__ = ("id", "name", "version", "task", "precision", "sha256", "active", "input_shape", "size_bytes")
@@ -219,7 +221,14 @@ class LinkCounters(_message.Message):
     def __init__(self, frames_rx: _Optional[int] = ..., frames_tx: _Optional[int] = ..., bytes_rx: _Optional[int] = ..., bytes_tx: _Optional[int] = ..., crc_errors: _Optional[int] = ..., decode_errors: _Optional[int] = ..., resyncs: _Optional[int] = ..., seq_lost: _Optional[int] = ..., oversize: _Optional[int] = ..., bad_version: _Optional[int] = ..., bytes_dropped: _Optional[int] = ..., duplicates: _Optional[int] = ..., bad_flags: _Optional[int] = ...) -> None: ...
 
 class Health(_message.Message):
-    __slots__ = ("boot_id", "uptime_s", "fps", "frames_captured", "frames_processed", "frames_dropped", "link", "active_models", "timestamp_us", "undecodable_requests", "camera_errors")
+    __slots__ = ("boot_id", "uptime_s", "fps", "frames_captured", "frames_processed", "frames_dropped", "link", "active_models", "timestamp_us", "undecodable_requests", "camera_errors", "invalid_outputs", "canary_rollbacks", "unauthenticated_requests", "config_fallback")
+    class InvalidOutputsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: int
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[int] = ...) -> None: ...
     BOOT_ID_FIELD_NUMBER: _ClassVar[int]
     UPTIME_S_FIELD_NUMBER: _ClassVar[int]
     FPS_FIELD_NUMBER: _ClassVar[int]
@@ -231,6 +240,10 @@ class Health(_message.Message):
     TIMESTAMP_US_FIELD_NUMBER: _ClassVar[int]
     UNDECODABLE_REQUESTS_FIELD_NUMBER: _ClassVar[int]
     CAMERA_ERRORS_FIELD_NUMBER: _ClassVar[int]
+    INVALID_OUTPUTS_FIELD_NUMBER: _ClassVar[int]
+    CANARY_ROLLBACKS_FIELD_NUMBER: _ClassVar[int]
+    UNAUTHENTICATED_REQUESTS_FIELD_NUMBER: _ClassVar[int]
+    CONFIG_FALLBACK_FIELD_NUMBER: _ClassVar[int]
     boot_id: str
     uptime_s: float
     fps: float
@@ -242,7 +255,11 @@ class Health(_message.Message):
     timestamp_us: int
     undecodable_requests: int
     camera_errors: int
-    def __init__(self, boot_id: _Optional[str] = ..., uptime_s: _Optional[float] = ..., fps: _Optional[float] = ..., frames_captured: _Optional[int] = ..., frames_processed: _Optional[int] = ..., frames_dropped: _Optional[int] = ..., link: _Optional[_Union[LinkCounters, _Mapping]] = ..., active_models: _Optional[_Iterable[str]] = ..., timestamp_us: _Optional[int] = ..., undecodable_requests: _Optional[int] = ..., camera_errors: _Optional[int] = ...) -> None: ...
+    invalid_outputs: _containers.ScalarMap[str, int]
+    canary_rollbacks: int
+    unauthenticated_requests: int
+    config_fallback: str
+    def __init__(self, boot_id: _Optional[str] = ..., uptime_s: _Optional[float] = ..., fps: _Optional[float] = ..., frames_captured: _Optional[int] = ..., frames_processed: _Optional[int] = ..., frames_dropped: _Optional[int] = ..., link: _Optional[_Union[LinkCounters, _Mapping]] = ..., active_models: _Optional[_Iterable[str]] = ..., timestamp_us: _Optional[int] = ..., undecodable_requests: _Optional[int] = ..., camera_errors: _Optional[int] = ..., invalid_outputs: _Optional[_Mapping[str, int]] = ..., canary_rollbacks: _Optional[int] = ..., unauthenticated_requests: _Optional[int] = ..., config_fallback: _Optional[str] = ...) -> None: ...
 
 class Hello(_message.Message):
     __slots__ = ("device",)

@@ -301,6 +301,11 @@ def health_to_pb(health: Health, out: pb.Health | None = None) -> pb.Health:
     out.timestamp_us = health.timestamp_us
     out.undecodable_requests = health.undecodable_requests
     out.camera_errors = health.camera_errors
+    out.invalid_outputs.clear()
+    out.invalid_outputs.update(health.invalid_outputs)
+    out.canary_rollbacks = health.canary_rollbacks
+    out.unauthenticated_requests = health.unauthenticated_requests
+    out.config_fallback = health.config_fallback
     return out
 
 
@@ -317,6 +322,10 @@ def health_from_pb(message: pb.Health) -> Health:
         timestamp_us=message.timestamp_us,
         undecodable_requests=message.undecodable_requests,
         camera_errors=message.camera_errors,
+        invalid_outputs=dict(message.invalid_outputs),
+        canary_rollbacks=message.canary_rollbacks,
+        unauthenticated_requests=message.unauthenticated_requests,
+        config_fallback=message.config_fallback,
     )
 
 

@@ -33,7 +33,7 @@ class ToyConfig(Section):
     """``[toy]``: what the toy reports."""
 
     section_name: ClassVar[str] = "toy"
-    label: str = setting("toy", live=True, doc="the label of the one class the toy reports")
+    label: str = setting("toy", live=True, host="yes", doc="the label of the one class the toy reports")
 
 
 class ToyTask(Task):
