@@ -203,7 +203,7 @@ def test_a_deepened_detector_computes_what_the_shallow_one_did_until_trained() -
     from seedcam_firmware.inference.preprocess import normalise
     from seedcam_tools.detmodel import build_detector, deepen
 
-    shallow = build_detector(width=0.5)
+    shallow = build_detector(width=0.5, blocks=0)
     x = normalise(generate(0, 4, workers=1).x, DETECT_INPUT)
     deep = deepen(shallow, 2, width=0.5)
     assert deep.count_params() > shallow.count_params()

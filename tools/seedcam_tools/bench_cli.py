@@ -1,4 +1,4 @@
-"""``seedcam-tools bench pipeline|visionseed``: the benchmark commands.
+"""``seedcam-tools bench pipeline|visionseed|soak``: the benchmark commands.
 
 Registered into the ``seedcam-tools`` parser by :func:`add_bench_commands`;
 ``bench push`` comes with the bundle commands (:mod:`seedcam_tools.bundle_cli`).
@@ -10,11 +10,13 @@ import argparse
 import sys
 from pathlib import Path
 
+from seedcam_tools.bench_soak import format_soak_report, run_soak
 from seedcam_tools.bench_visionseed import format_visionseed_table, run_visionseed_benchmark
 
 __all__ = ["add_bench_commands"]
 
 EXIT_OK = 0
+EXIT_FAILED = 1
 
 
 def cmd_bench_pipeline(args: argparse.Namespace) -> int:
@@ -35,6 +37,13 @@ def cmd_bench_visionseed(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_bench_soak(args: argparse.Namespace) -> int:
+    note = (lambda _: None) if args.quiet else (lambda line: sys.stdout.write(line + "\n"))
+    report = run_soak(args.seconds, fps=args.fps, rss_growth_mb=args.rss_growth_mb, out_json=args.json, note=note)
+    sys.stdout.write(format_soak_report(report) + "\n")
+    return EXIT_OK if report.passed else EXIT_FAILED
+
+
 def add_bench_commands(
     commands: argparse._SubParsersAction[argparse.ArgumentParser],
 ) -> argparse._SubParsersAction[argparse.ArgumentParser]:
@@ -53,4 +62,18 @@ def add_bench_commands(
     visionseed.add_argument("--json", type=Path, default=None, help="also write the report here as JSON")
     visionseed.add_argument("-q", "--quiet", action="store_true")
     visionseed.set_defaults(func=cmd_bench_visionseed)
+    soak = which.add_parser(
+        "soak", help="the emulated board under a steady host: memory, threads, unexplained losses (exit 1 on a miss)"
+    )
+    soak.add_argument("--seconds", type=float, default=600.0, help="length of the soak (default 600)")
+    soak.add_argument("--fps", type=float, default=30.0)
+    soak.add_argument(
+        "--rss-growth-mb",
+        type=float,
+        default=10.0,
+        help="allowed memory growth after the warm-up (default 10 MB, or 5 %%)",
+    )
+    soak.add_argument("--json", type=Path, default=None, help="also write the report here as JSON")
+    soak.add_argument("-q", "--quiet", action="store_true")
+    soak.set_defaults(func=cmd_bench_soak)
     return which

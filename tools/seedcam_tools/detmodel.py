@@ -19,6 +19,7 @@ from .detdata import DETECT_INPUT, LABELS
 __all__ = [
     "ANCHOR_LEVELS",
     "DETECT_OUTPUTS",
+    "DETECTOR_BLOCKS",
     "DETECTOR_WIDTH",
     "build_detector",
     "deepen",
@@ -31,8 +32,10 @@ ANCHOR_LEVELS: tuple[AnchorLevel, ...] = (
     AnchorLevel(stride=8, sizes=((8.0, 8.0), (14.0, 14.0), (20.0, 7.0))),
     AnchorLevel(stride=16, sizes=((22.0, 22.0), (34.0, 34.0), (36.0, 12.0), (60.0, 20.0))),
 )
-#: channel scale of the shipped detector (detect-v2)
+#: channel scale of the shipped detector (detect-v2 on)
 DETECTOR_WIDTH = 1.5
+#: residual blocks per level of the shipped detector (detect-v4)
+DETECTOR_BLOCKS = 2
 #: name prefix of the layers of the residual blocks (see ``blocks`` of :func:`build_detector`)
 RESIDUAL_PREFIX = "residual_"
 #: the class head starts at this probability so that the focal loss is stable
@@ -69,7 +72,7 @@ def build_detector(
     levels: tuple[AnchorLevel, ...] = ANCHOR_LEVELS,
     *,
     width: float = DETECTOR_WIDTH,
-    blocks: int = 0,
+    blocks: int = DETECTOR_BLOCKS,
 ) -> Any:
     """A fresh Keras detector taking ``DETECT_INPUT``-normalised images (0..1 RGB).
 

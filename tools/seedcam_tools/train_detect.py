@@ -25,7 +25,7 @@ from seedcam_firmware.inference.boxes import iou_matrix
 from seedcam_firmware.inference.preprocess import normalise
 
 from .detdata import DETECT_INPUT, LABELS, VAL_SEED_BASE, DetectionData, data_from_frames, generate, mix
-from .detmodel import ANCHOR_LEVELS, DETECTOR_WIDTH, build_detector, deepen
+from .detmodel import ANCHOR_LEVELS, DETECTOR_BLOCKS, DETECTOR_WIDTH, build_detector, deepen
 from .tflite_weights import TfliteWeightsError, load_tflite_weights
 
 __all__ = ["assign_targets", "train_detector", "train_on_data"]
@@ -210,7 +210,7 @@ def _detector_from_tflite(path: Path, calibration: np.ndarray, *, width: float, 
     except TfliteWeightsError:
         if blocks == 0:
             raise
-    shallow = build_detector(width=width)
+    shallow = build_detector(width=width, blocks=0)
     load_tflite_weights(shallow, path, calibration)
     log.info("deepened %s by %d residual blocks per level", Path(path).name, blocks)
     return deepen(shallow, blocks, width=width)
@@ -227,7 +227,7 @@ def train_on_data(
     val: DetectionData | None = None,
     init_from: Path | None = None,
     width: float = DETECTOR_WIDTH,
-    blocks: int = 0,
+    blocks: int = DETECTOR_BLOCKS,
     checkpoint: Path | None = None,
     workers: int = 1,
 ) -> Any:
@@ -283,7 +283,7 @@ def train_detector(
     lr: float = 3e-3,
     init_from: Path | None = None,
     width: float = DETECTOR_WIDTH,
-    blocks: int = 0,
+    blocks: int = DETECTOR_BLOCKS,
     batch_size: int = 96,
     workers: int = 1,
     progress: bool = False,
