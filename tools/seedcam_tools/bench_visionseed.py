@@ -22,12 +22,10 @@ short passes of ``frames`` sends alternate between the two paths, with the
 garbage collector off as :mod:`timeit` does; each figure is the best pass (the
 least disturbed by other work), in microseconds per frame.
 
-The report also holds the receive side (issue 14, finding 12): the VisionSeed framing
-decoder's throughput in MB/s of wire bytes, ``before`` the byte-at-a-time decoder
-(:class:`ByteLoopDecoder`, kept here as the baseline; the tests use it as an oracle),
-``after`` :class:`~seedcam_firmware.visionseed.framing.VisionSeedDecoder`, on the same
-stream (results, 128 KiB upload chunks and some garbage, fed in 4 KiB reads) in the same
-run; each figure is the best of ``min(passes, 5)`` passes.
+The report also holds the receive side (issue 14, finding 12): the throughput of
+:class:`~seedcam_firmware.visionseed.framing.VisionSeedDecoder` in MB/s of wire bytes on a
+stream of results, 128 KiB upload chunks and some garbage, fed in 4 KiB reads; the
+best of ``min(passes, 5)`` passes.
 
 Entry points: :func:`run_visionseed_benchmark` (the report dict, optionally written
 as JSON) and :func:`format_visionseed_table` (the report as text); the command is
@@ -36,7 +34,6 @@ in :mod:`seedcam_tools.bench_cli`.
 
 from __future__ import annotations
 
-import binascii
 import datetime as _dt
 import enum
 import gc
@@ -49,15 +46,13 @@ from pathlib import Path
 from typing import Any
 
 from seedcam.protocol import codec
-from seedcam.protocol.framing import LinkCounters
 from seedcam.types import Box, Detection, LaneState, LaneStatus, Result, TextLine
 from seedcam_firmware.link_personality import FrameEncoder
 from seedcam_firmware.visionseed._proto import visionseed_pb2 as vs
-from seedcam_firmware.visionseed.framing import DEFAULT_MAX_PAYLOAD, ESCAPE, SOF, VisionSeedDecoder, encode_visionseed
+from seedcam_firmware.visionseed.framing import VisionSeedDecoder, encode_visionseed
 from seedcam_firmware.visionseed.link import RpcOutcome, VisionSeedPersonality
 
 __all__ = [
-    "ByteLoopDecoder",
     "decoder_stream",
     "format_visionseed_table",
     "run_visionseed_benchmark",
@@ -73,86 +68,6 @@ class _State(enum.Enum):
     IDLE = 0
     HEADER = 1
     PAYLOAD = 2
-
-
-class ByteLoopDecoder:
-    """The VisionSeed framing decoder as it was before issue 14: one Python step per byte.
-
-    The baseline of the decoder benchmark, and the oracle the tests hold the faster
-    :class:`~seedcam_firmware.visionseed.framing.VisionSeedDecoder` to: same payloads, same
-    counters, for any input fed in any pieces.
-    """
-
-    def __init__(self, max_payload: int = DEFAULT_MAX_PAYLOAD) -> None:
-        self.max_payload = max_payload
-        self.counters = LinkCounters()
-        self._state = _State.IDLE
-        self._escaped = False
-        self._buffer = bytearray()
-        self._length = 0
-
-    def feed(self, data: bytes) -> list[bytes]:
-        """Consume bytes; return the payloads of the frames they complete."""
-        self.counters.bytes_rx += len(data)
-        payloads: list[bytes] = []
-        for byte in data:
-            if byte == SOF:
-                if self._state is not _State.IDLE:  # a new frame cut the current one short
-                    self.counters.decode_errors += 1
-                    self._drop()
-                self._state, self._escaped = _State.HEADER, False
-                self._buffer.clear()
-                continue
-            if self._state is _State.IDLE:
-                self.counters.bytes_dropped += 1
-                continue
-            if self._escaped:
-                byte ^= ESCAPE
-                self._escaped = False
-            elif byte == ESCAPE:
-                self._escaped = True
-                continue
-            self._buffer.append(byte)
-            if self._state is _State.HEADER and len(self._buffer) == 5:
-                self._check_header()
-            elif self._state is _State.PAYLOAD and len(self._buffer) == self._length + 2:
-                payload = self._check_payload()
-                if payload is not None:
-                    payloads.append(payload)
-        return payloads
-
-    def _check_header(self) -> None:
-        length_bytes, crc = bytes(self._buffer[:3]), int.from_bytes(self._buffer[3:5], "big")
-        if binascii.crc_hqx(length_bytes, 0xFFFF) != crc:
-            self.counters.crc_errors += 1
-            self._drop()
-            return
-        self._length = int.from_bytes(length_bytes, "big")
-        if self._length > self.max_payload:
-            self.counters.oversize += 1
-            self._drop()
-            return
-        self._buffer.clear()
-        self._state = _State.PAYLOAD
-
-    def _check_payload(self) -> bytes | None:
-        payload, crc = bytes(self._buffer[:-2]), int.from_bytes(self._buffer[-2:], "big")
-        self._state = _State.IDLE
-        self._buffer.clear()
-        if binascii.crc_hqx(payload, 0xFFFF) != crc:
-            self.counters.crc_errors += 1
-            self.counters.resyncs += 1
-            self.counters.bytes_dropped += len(payload) + 8
-            return None
-        self.counters.frames_rx += 1
-        return payload
-
-    def _drop(self) -> None:
-        self.counters.resyncs += 1
-        self.counters.bytes_dropped += len(self._buffer) + 1
-        self._buffer.clear()
-        self._state = _State.IDLE
-        self._escaped = False
 
 
 def typical_results() -> dict[str, Result]:
@@ -242,9 +157,9 @@ def decoder_stream(frames: list[bytes]) -> bytes:
     return b"".join(frames * 200 + uploads + [garbage] + frames * 200)
 
 
-def _decoder_mb_s(make: Callable[[], ByteLoopDecoder | VisionSeedDecoder], stream: bytes) -> float:
+def _decoder_mb_s(stream: bytes) -> float:
     """MB/s of wire bytes through a fresh decoder fed in 4 KiB reads (garbage collection off meanwhile)."""
-    decoder = make()
+    decoder = VisionSeedDecoder()
     chunks = [stream[i : i + _DECODER_CHUNK] for i in range(0, len(stream), _DECODER_CHUNK)]
     collecting = gc.isenabled()
     gc.disable()
@@ -260,20 +175,8 @@ def _decoder_mb_s(make: Callable[[], ByteLoopDecoder | VisionSeedDecoder], strea
 
 
 def _decoder_report(stream: bytes, passes: int) -> dict[str, float | int]:
-    decoders: dict[str, Callable[[], ByteLoopDecoder | VisionSeedDecoder]] = {
-        "before": ByteLoopDecoder,
-        "after": VisionSeedDecoder,
-    }
-    best = {name: 0.0 for name in decoders}
-    for _ in range(min(passes, _DECODER_MAX_PASSES)):
-        for name, make in decoders.items():
-            best[name] = max(best[name], _decoder_mb_s(make, stream))
-    return {
-        "stream_bytes": len(stream),
-        "before_mb_s": round(best["before"], 3),
-        "after_mb_s": round(best["after"], 3),
-        "after_to_before": round(best["after"] / best["before"], 2),
-    }
+    best = max(_decoder_mb_s(stream) for _ in range(min(passes, _DECODER_MAX_PASSES)))
+    return {"stream_bytes": len(stream), "mb_s": round(best, 3)}
 
 
 def run_visionseed_benchmark(*, frames: int = 200, passes: int = 50, out_json: Path | None = None) -> dict[str, Any]:
@@ -286,8 +189,8 @@ def run_visionseed_benchmark(*, frames: int = 200, passes: int = 50, out_json: P
 
     Returns:
         The report: ``frames``, ``passes``, ``results`` {name: {``before_us``, ``after_us``,
-        ``after_to_before``, ``frame_bytes``}}, ``decoder`` {``stream_bytes``, ``before_mb_s``,
-        ``after_mb_s``, ``after_to_before``} and ``environment``.
+        ``after_to_before``, ``frame_bytes``}}, ``decoder`` {``stream_bytes``, ``mb_s``} and
+        ``environment``.
 
     Raises:
         ValueError: a non-positive argument.
@@ -343,8 +246,7 @@ def format_visionseed_table(report: dict[str, Any]) -> str:
     lines.append("before: result_to_pb -> result_from_pb -> dataV2 (a protobuf round trip); after: dataV2 directly")
     decoder = report["decoder"]
     lines.append(
-        f"{'decoder MB/s':<18}{decoder['before_mb_s']:>17.2f}{decoder['after_mb_s']:>16.2f}"
-        f"{decoder['after_to_before']:>14.1f}{decoder['stream_bytes']:>7d}"
+        f"decoder: {decoder['mb_s']:.2f} MB/s, the VisionSeed framing decoder on {decoder['stream_bytes']} B "
+        "of wire bytes in 4 KiB reads"
     )
-    lines.append("decoder: the VisionSeed framing decoder on the same stream in 4 KiB reads; before: byte loop")
     return "\n".join(lines)
