@@ -113,6 +113,7 @@ def cmd_train_detector(args: argparse.Namespace) -> int:
             work,
             seed=args.seed,
             samples=args.samples,
+            first_scene=args.first_scene,
             epochs=args.epochs,
             lr=args.lr,
             init_from=args.init_from,
@@ -338,6 +339,12 @@ def _parser() -> argparse.ArgumentParser:
     det.add_argument("--out", type=Path, default=Path("models/detect"), help="bundle folder (default models/detect)")
     det.add_argument("--seed", type=int, default=0)
     det.add_argument("--samples", type=int, default=40000, help="training scenes (default 40000)")
+    det.add_argument(
+        "--first-scene",
+        type=int,
+        default=0,
+        help="seed of the first training scene (default 0); give a continued round fresh scenes",
+    )
     det.add_argument("--epochs", type=int, default=32)
     det.add_argument("--lr", type=float, default=3e-3, help="peak learning rate (default 0.003)")
     det.add_argument("--width", type=float, default=1.5, help="channel scale of a fresh detector (default 1.5, v2)")

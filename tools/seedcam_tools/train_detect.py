@@ -279,6 +279,7 @@ def train_detector(
     *,
     seed: int = 0,
     samples: int = 40000,
+    first_scene: int = 0,
     epochs: int = 32,
     lr: float = 3e-3,
     init_from: Path | None = None,
@@ -301,12 +302,14 @@ def train_detector(
     randomized world (:mod:`seedcam_tools.world`), the rest from the classic one.
     ``own_data``: a labelled folder (YOLO or COCO, :mod:`seedcam_tools.datasets`) mixed in,
     repeated to make ``own_fraction`` of the training set (fine-tuning on your own frames).
+    The training scenes are those of seeds ``first_scene`` .. ``first_scene + samples``: a
+    continued round given another ``first_scene`` sees scenes the earlier rounds did not.
     """
-    if samples > VAL_SEED_BASE:
+    if first_scene < 0 or first_scene + samples > VAL_SEED_BASE:
         raise ValueError("samples would overlap the validation / held-out seed ranges")
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    train = generate(0, samples, progress=progress, random_fraction=random_fraction)
+    train = generate(first_scene, samples, progress=progress, random_fraction=random_fraction)
     own_count = 0
     if own_data is not None:
         from .frames import folder_frames
@@ -343,6 +346,7 @@ def train_detector(
 
     metrics = {
         "samples": samples,
+        "first_scene": first_scene,
         "epochs": epochs,
         "seed": seed,
         "lr": lr,
