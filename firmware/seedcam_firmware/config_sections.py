@@ -18,6 +18,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import ClassVar, TypeVar
 
+from seedcam.protocol.compact import TIMINGS_MODES
 from seedcam_firmware.config_schema import (
     KeySpec,
     Section,
@@ -285,6 +286,13 @@ class PipelineConfig(Section):
     section_name: ClassVar[str] = "pipeline"
     queue_depth: int = setting(2, lo=1, hi=64, host="yes", doc="depth of the bounded latest-wins queues")
     jpeg_quality: int = setting(80, lo=1, hi=100, live=True, host="yes", doc="JPEG quality of snapshots")
+    timings: str = setting(
+        "summary",
+        choices=TIMINGS_MODES,
+        live=True,
+        host="yes",
+        doc="stage timings in each result: off, summary (one capture-to-send figure) or full (every stage)",
+    )
 
 
 def _task_sections(cls: _C) -> _C:

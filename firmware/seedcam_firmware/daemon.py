@@ -153,7 +153,9 @@ class Daemon:
                 raise ConfigError("link.key_file: the visionseed protocol cannot sign requests; use the native one")
             return VisionSeedPersonality(VisionSeedRpc(self))
         assert self._updates is not None
-        return NativePersonality(Dispatcher(self), transfer_handler=self._updates.handle, verifier=verifier)
+        return NativePersonality(
+            Dispatcher(self), transfer_handler=self._updates.handle, verifier=verifier, timings=cfg.pipeline.timings
+        )
 
     def _load_tasks(self, cfg: FirmwareConfig) -> TaskRunner:
         """Load every task; run the enabled ones that loaded (the config then names those).
@@ -295,6 +297,7 @@ class Daemon:
 
     def health(self) -> Health:
         stats = self._pipeline.stats if self._pipeline else None
+        latest = self._pipeline.latest_frame if self._pipeline else None
         link = self._link
         return Health(
             boot_id=self.boot_id,
@@ -312,6 +315,8 @@ class Daemon:
             canary_rollbacks=self._canary.rollbacks if self._canary else 0,
             unauthenticated_requests=link.unauthenticated_requests if link else 0,
             config_fallback=self.config_fallback,
+            latest_frame_id=latest.frame_id if latest is not None else 0,
+            results_dropped=link.results_dropped if link else 0,
         )
 
     # ------------------------------------------------------------------ services for the host
@@ -400,6 +405,9 @@ class Daemon:
                 except ConfigError:
                     tasks.configure(self.config)
                     raise
+        link = self._link
+        if link is not None and isinstance(link.personality, NativePersonality):
+            link.personality.set_timings(new.pipeline.timings)
         self.config = new
         if self.config_path is not None:
             _persist(self.config_path, key, new)

@@ -14,12 +14,13 @@ host is answered. Two personalities exist: the native seedcam protocol
 from __future__ import annotations
 
 import abc
+from collections.abc import Callable, Sequence
 from typing import NamedTuple, Protocol
 
 from google.protobuf.message import Message
 
 from seedcam._proto import seedcam_pb2 as pb
-from seedcam.protocol.framing import Channel, Flag, Frame, LinkCounters
+from seedcam.protocol.framing import PROTOCOL_VERSION, Channel, Flag, Frame, LinkCounters
 from seedcam.types import DeviceInfo, Health, Result
 
 __all__ = ["FrameDecoder", "FrameEncoder", "Outgoing", "Personality", "Reply"]
@@ -35,8 +36,16 @@ class FrameEncoder(Protocol):
         """What was sent (``frames_tx``, ``bytes_tx``)."""
         ...
 
-    def encode(self, channel: Channel, payload: bytes, *, flags: Flag = Flag.NONE, seq: int | None = None) -> bytes:
-        """One payload as bytes on the wire (a protocol without channels or seq ignores them).
+    def encode(
+        self,
+        channel: Channel,
+        payload: bytes,
+        *,
+        flags: Flag = Flag.NONE,
+        seq: int | None = None,
+        version: int = PROTOCOL_VERSION,
+    ) -> bytes:
+        """One payload as bytes on the wire (a protocol without channels, seq or versions ignores them).
 
         Raises:
             ValueError: the payload is larger than ``max_frame_size``.
@@ -59,8 +68,16 @@ class FrameDecoder(Protocol):
 class Reply(Protocol):
     """Sends one payload on the link now; returns False when it was dropped (the link's ``_send_payload``)."""
 
-    def __call__(self, channel: Channel, payload: bytes, *, seq: int | None = None, flags: Flag = Flag.NONE) -> bool:
-        """Frame and write one payload."""
+    def __call__(
+        self,
+        channel: Channel,
+        payload: bytes,
+        *,
+        seq: int | None = None,
+        flags: Flag = Flag.NONE,
+        version: int = PROTOCOL_VERSION,
+    ) -> bool:
+        """Frame and write one payload (``version``: see :meth:`FrameEncoder.encode`)."""
         ...
 
 
@@ -69,6 +86,8 @@ class Outgoing(NamedTuple):
 
     channel: Channel
     payload: bytes
+    #: called once the frame is written (a personality learns what reached the wire)
+    on_sent: Callable[[], None] | None = None
 
 
 class Personality(abc.ABC):
@@ -99,8 +118,10 @@ class Personality(abc.ABC):
         """A new framing decoder (one per peer: a reopened link starts with a fresh one)."""
 
     @abc.abstractmethod
-    def result(self, result: Result) -> Outgoing | None:
-        """One processed frame's Result.
+    def result(self, result: Result) -> Sequence[Outgoing]:
+        """One processed frame's Result: the messages to send, in order (none: no equivalent).
+
+        The link sends them back to back and stops at the first it cannot send.
 
         Raises:
             ValueError: the result does not fit the protocol (the link drops and counts it).

@@ -20,7 +20,7 @@ from google.protobuf.message import Message
 
 from seedcam._proto import seedcam_pb2 as pb
 from seedcam.errors import LinkBroken, SensorError
-from seedcam.protocol.framing import DELIMITER, Channel, Flag, Frame, LinkCounters
+from seedcam.protocol.framing import DELIMITER, PROTOCOL_VERSION, Channel, Flag, Frame, LinkCounters
 from seedcam.transport import Transport, open_transport
 from seedcam.transport.url_options import TransportUrl, parse_transport_url
 from seedcam.types import DeviceInfo, Health, Result
@@ -91,10 +91,12 @@ class LinkServer:
         self._max_frame_size = max_frame_size
         self._encoder = self._personality.encoder(max_frame_size)
         self._decoder = self._personality.decoder(max_frame_size)
-        self._send_lock = threading.Lock()
+        self._send_lock = threading.RLock()  # send_result holds it across an announcement and its result
         self._open_lock = threading.Lock()
         self._stop = threading.Event()
         self.frames_dropped = 0
+        #: results not sent: too large for the protocol, or not taken by the host in time
+        self.results_dropped = 0
         self._transport: Transport | None = open_transport(self.url, **self._options)
         self._thread = threading.Thread(target=self._serve, name="seedcam-link", daemon=True)
 
@@ -154,17 +156,25 @@ class LinkServer:
     def send_result(self, result: Result) -> bool:
         """Send one processed frame's Result; returns False if it was dropped or has no equivalent.
 
-        A frame is dropped (and counted) when the link is down, the result does not
-        fit the protocol, or the host does not drain it within the write timeout:
-        the pipeline never blocks on a host that is not listening.
+        A frame is dropped (and counted in :attr:`results_dropped`) when the link is down,
+        the result does not fit the protocol, or the host does not drain it within the
+        write timeout: the pipeline never blocks on a host that is not listening.
         """
         try:
             outgoing = self._personality.result(result)
         except ValueError as exc:
             self.frames_dropped += 1
+            self.results_dropped += 1
             log.error("dropped result %d: %s", result.frame_id, exc)
             return False
-        return self._send_outgoing(outgoing)
+        if not outgoing:
+            return False
+        with self._send_lock:  # an announcement and the result it precedes go out back to back
+            for item in outgoing:
+                if not self._send_outgoing(item):
+                    self.results_dropped += 1
+                    return False
+        return True
 
     def send_health(self, health: Health) -> bool:
         """Send the periodic health report; returns False if it was dropped."""
@@ -189,10 +199,19 @@ class LinkServer:
     def _send_outgoing(self, outgoing: Outgoing | None) -> bool:
         if outgoing is None:
             return False
-        return self._send_payload(outgoing.channel, outgoing.payload)
+        sent = self._send_payload(outgoing.channel, outgoing.payload)
+        if sent and outgoing.on_sent is not None:
+            outgoing.on_sent()
+        return sent
 
     def _send_payload(
-        self, channel: Channel, payload: bytes, *, seq: int | None = None, flags: Flag = Flag.NONE
+        self,
+        channel: Channel,
+        payload: bytes,
+        *,
+        seq: int | None = None,
+        flags: Flag = Flag.NONE,
+        version: int = PROTOCOL_VERSION,
     ) -> bool:
         with self._send_lock:
             transport = self._transport
@@ -200,7 +219,7 @@ class LinkServer:
                 self.frames_dropped += 1
                 return False
             try:
-                data = self._encoder.encode(channel, payload, flags=flags, seq=seq)
+                data = self._encoder.encode(channel, payload, flags=flags, seq=seq, version=version)
             except ValueError:
                 self.frames_dropped += 1
                 oversize = True

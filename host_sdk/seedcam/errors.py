@@ -18,6 +18,7 @@ __all__ = [
     "UpdateRefused",
     "NoSensorFound",
     "DeviceMismatch",
+    "ProtocolVersionMismatch",
 ]
 
 
@@ -35,6 +36,26 @@ class LinkBroken(SensorError, OSError):
 
 class ProtocolError(SensorError):
     """The peer sent something that violates the seedcam protocol."""
+
+
+class ProtocolVersionMismatch(ProtocolError):
+    """The device speaks another seedcam protocol version than this host package.
+
+    The session stops at the first intact frame of another version; the message names both.
+
+    Attributes:
+        device_version: the version of the device's frames.
+        host_version: the version this package speaks.
+    """
+
+    def __init__(self, device_version: int, host_version: int) -> None:
+        newer = "host package" if device_version > host_version else "firmware"
+        super().__init__(
+            f"the device speaks seedcam protocol {device_version}, this host package protocol {host_version}: "
+            f"update the {newer} so both speak the same version"
+        )
+        self.device_version = device_version
+        self.host_version = host_version
 
 
 class RpcError(SensorError):

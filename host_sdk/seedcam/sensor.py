@@ -31,9 +31,11 @@ from typing import Any, TypeVar
 
 from seedcam._boot_watch import BootWatch, ReconnectEvent
 from seedcam._callbacks import Callbacks
+from seedcam._compact_results import CompactResults
 from seedcam._proto import seedcam_pb2 as pb
-from seedcam.errors import DeviceMismatch, LinkBroken, ProtocolError, RpcError, SensorTimeout
+from seedcam.errors import DeviceMismatch, LinkBroken, ProtocolError, RpcError, SensorError, SensorTimeout
 from seedcam.protocol import codec
+from seedcam.protocol.compact import StaleDictionary
 from seedcam.protocol.framing import PROTOCOL_VERSION, Channel, Flag, Frame
 from seedcam.session import Session
 from seedcam.types import ConfigValue, DeviceInfo, Health, LinkStats, ModelInfo, Result, Snapshot, TaskList
@@ -42,7 +44,7 @@ __all__ = ["Sensor", "SensorStats", "ReconnectEvent"]
 
 log = logging.getLogger(__name__)
 
-M = TypeVar("M", pb.Result, pb.StatusEvent, pb.LogRecord, pb.Response)  #: what the reader thread parses here
+M = TypeVar("M", pb.StatusEvent, pb.LogRecord, pb.Response)  #: what the reader thread parses here
 
 _POLL_S = 0.1
 
@@ -55,7 +57,9 @@ class SensorStats:
     link: LinkStats  #: what the host's decoder and encoder saw
     results_received: int
     results_dropped: int  #: overwritten in the latest-wins queue before anyone read them
-    undecodable_messages: int  #: frames with a valid CRC whose protobuf did not parse
+    undecodable_messages: int  #: frames with a valid CRC whose payload did not parse
+    #: results dropped because they named a dictionary this host had not received (it then asks for it)
+    results_stale: int
     reconnects: int
     device_reboots: int
     device_link: LinkStats | None  #: the device's view, from its latest health report
@@ -66,6 +70,7 @@ class _Counts:
     results: int = 0
     results_dropped: int = 0
     undecodable: int = 0
+    stale: int = 0
     reboots: int = 0
 
 
@@ -109,6 +114,8 @@ class Sensor:
         self._health: Health | None = None
         self._last_reconnect: ReconnectEvent | None = None
         self._counts = _Counts()
+        self._compact = CompactResults()
+        self._refreshing = threading.Lock()  # held while an info call fetches a missed dictionary
         session = self._session
         session.subscribe(Channel.RESULT, self._on_result_frame)
         session.subscribe(Channel.STATUS, self._on_status_frame)
@@ -281,6 +288,7 @@ class Sensor:
             results_received=self._counts.results,
             results_dropped=self._counts.results_dropped,
             undecodable_messages=self._counts.undecodable,
+            results_stale=self._counts.stale,
             reconnects=self._session.reconnects,
             device_reboots=self._counts.reboots,
             device_link=health.link if health else None,
@@ -317,6 +325,7 @@ class Sensor:
         response = self._call(pb.Request(info=pb.InfoRequest(host_protocol_version=PROTOCOL_VERSION)), timeout)
         info = codec.device_info_from_pb(response.info)
         self._observe_device(info)
+        self._compact.device(response.info)
         return info
 
     def config_get(self, key: str = "", timeout: float | None = None) -> object:
@@ -388,10 +397,16 @@ class Sensor:
     # ------------------------------------------------------------------ frames from the reader thread
 
     def _on_result_frame(self, frame: Frame) -> None:
-        message = self._parse(pb.Result, frame)
-        if message is None:
+        try:
+            result = self._compact.decode(frame.payload, time.monotonic())
+        except StaleDictionary as exc:
+            self._counts.stale += 1
+            log.debug("dropped result frame %d: %s", frame.seq, exc)
+            self._fetch_dictionary()
             return
-        result = codec.result_from_pb(message, received_monotonic=time.monotonic())
+        except ProtocolError as exc:
+            self._count_undecodable(frame, exc)
+            return
         with self._state:
             if len(self._results) == self._results.maxlen:
                 self._counts.results_dropped += 1
@@ -405,15 +420,34 @@ class Sensor:
         if event is None:
             return
         kind = event.WhichOneof("body")
-        if kind == "health":
+        if kind == "dictionary":
+            self._compact.announced(event.dictionary)
+        elif kind == "health":
             health = codec.health_from_pb(event.health)
             self._health = health
+            self._compact.health(health)
             if self._boots.health_shows_reboot(health):
                 self._session.recheck_link()  # the same device, restarted, or another one behind the port?
             self._health_callbacks(health)
         elif kind == "hello":
             with contextlib.suppress(DeviceMismatch):  # the session has stopped with it
                 self._observe_device(codec.device_info_from_pb(event.hello.device))
+                self._compact.device(event.hello.device)
+
+    def _fetch_dictionary(self) -> None:
+        """Ask for the dictionary in force, off the reader thread (whose frames would answer the call)."""
+        if not self._refreshing.acquire(blocking=False):
+            return  # a fetch is under way
+
+        def fetch() -> None:
+            try:
+                self.info()
+            except SensorError as exc:
+                log.debug("could not fetch the result dictionary: %s", exc)
+            finally:
+                self._refreshing.release()
+
+        threading.Thread(target=fetch, name="seedcam-dictionary", daemon=True).start()
 
     def _on_log_frame(self, frame: Frame) -> None:
         record = self._parse(pb.LogRecord, frame)

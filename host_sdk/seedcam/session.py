@@ -49,8 +49,17 @@ from typing import Any
 from seedcam._callbacks import Callbacks
 from seedcam._link_gate import LinkGate
 from seedcam._link_key import session_encoder
-from seedcam.errors import LinkBroken, SensorError, SensorTimeout
-from seedcam.protocol.framing import DELIMITER, Channel, Decoder, Flag, Frame, LinkCounters, link_counters
+from seedcam.errors import LinkBroken, ProtocolVersionMismatch, SensorError, SensorTimeout
+from seedcam.protocol.framing import (
+    DELIMITER,
+    PROTOCOL_VERSION,
+    Channel,
+    Decoder,
+    Flag,
+    Frame,
+    LinkCounters,
+    link_counters,
+)
 from seedcam.transport import Transport, open_transport
 
 __all__ = ["Session"]
@@ -436,6 +445,15 @@ class Session:
             if data:
                 for frame in self._decoder.feed(data):
                     self._dispatch(frame)
+                if self._decoder.peer_version is not None:
+                    self._refuse_peer_version(self._decoder.peer_version)
+                    return
+
+    def _refuse_peer_version(self, version: int) -> None:
+        """The device speaks another protocol: nothing it sends can be read, so the session ends."""
+        error = ProtocolVersionMismatch(version, PROTOCOL_VERSION)
+        log.error("%s: %s", self.url, error)
+        self.close(error)
 
     def _dispatch(self, frame: Frame) -> None:
         if frame.flags & Flag.RESPONSE:

@@ -236,6 +236,10 @@ class Health:
     unauthenticated_requests: int = 0
     #: non-empty when the config file did not boot: why, and that the last configuration that booted runs
     config_fallback: str = ""
+    #: the newest captured frame's id
+    latest_frame_id: int = 0
+    #: results the link dropped since boot: the host did not take them in time (bandwidth), or too large
+    results_dropped: int = 0
 
 
 @dataclass(frozen=True)

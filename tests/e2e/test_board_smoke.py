@@ -22,7 +22,7 @@ def sensor_url(request: pytest.FixtureRequest, firmware_factory) -> str:  # noqa
 def test_board_streams_results_health_and_answers_calls(sensor_url: str) -> None:
     with seedcam.open(sensor_url, timeout=10) as sensor:
         info = sensor.info()
-        assert info.protocol_version == 1 and info.boot_id and info.serial_number
+        assert info.protocol_version == seedcam.protocol.PROTOCOL_VERSION and info.boot_id and info.serial_number
         health = threading.Event()
         sensor.on_health(lambda h: health.set())
         frames = [sensor.recv(timeout=5) for _ in range(5)]

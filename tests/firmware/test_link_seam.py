@@ -6,11 +6,13 @@ import subprocess
 import sys
 import time
 import uuid
+from dataclasses import replace
 
 import pytest
 
 from seedcam._proto import seedcam_pb2 as pb
 from seedcam.protocol import codec
+from seedcam.protocol.compact import CompactDecoder
 from seedcam.protocol.framing import Channel, Decoder, Encoder, Flag, Frame
 from seedcam.transport import Transport, open_transport
 from seedcam.types import DeviceInfo, Health, LaneState, LaneStatus, LinkStats, Result
@@ -67,8 +69,8 @@ class _Recorder(Personality):
         self.sent.append(value)
         return Outgoing(Channel.LOG, type(value).__name__.encode())
 
-    def result(self, result: Result) -> Outgoing:
-        return self._out(result)
+    def result(self, result: Result) -> tuple[Outgoing, ...]:
+        return (self._out(result),)
 
     def health(self, health: Health) -> Outgoing:
         return self._out(health)
@@ -120,12 +122,26 @@ def test_a_request_handler_is_short_for_the_native_personality() -> None:
 def test_the_native_personality_encodes_with_the_sdk_codec_and_stamps_the_send_time() -> None:
     personality = NativePersonality(lambda request: pb.Response())
     before = time.monotonic_ns() // 1000
-    channel, payload = personality.result(RESULT)
-    assert channel is Channel.RESULT
-    decoded = codec.result_from_pb(pb.Result.FromString(payload))
-    assert decoded.send_timestamp_us >= before
-    assert decoded.frame_id == RESULT.frame_id and decoded.lane == codec.result_from_pb(codec.result_to_pb(RESULT)).lane
+    captured = replace(RESULT, capture_timestamp_us=before - 5000)  # 5 ms ago
+    announcement, outgoing = personality.result(captured)  # the first result needs a dictionary first
+    assert (announcement.channel, outgoing.channel) == (Channel.STATUS, Channel.RESULT)
+    event = pb.StatusEvent.FromString(announcement.payload)
+    decoder = CompactDecoder()
+    decoder.set_dictionary(codec.result_dictionary_from_pb(event.dictionary))
+    decoded = decoder.decode(outgoing.payload)
+    assert 5000 - 10 <= decoded.timings_us["capture_to_send"] < 5000 + 1_000_000
+    assert decoded.send_timestamp_us >= before - 100  # capture times travel in 100 us steps
+    assert decoded.frame_id == RESULT.frame_id and decoded.model_ids == RESULT.model_ids
+    assert RESULT.lane is not None and decoded.lane is not None
+    assert decoded.lane.status == RESULT.lane.status
+    assert abs(decoded.lane.offset_m - RESULT.lane.offset_m) <= 5e-5
+    # until the announcement is written, every result repeats it; afterwards none does
+    assert [o.channel for o in personality.result(RESULT)] == [Channel.STATUS, Channel.RESULT]
+    assert announcement.on_sent is not None
+    announcement.on_sent()
+    assert [o.channel for o in personality.result(RESULT)] == [Channel.RESULT]
     hello = pb.StatusEvent.FromString(personality.hello(INFO).payload)
+    assert hello.hello.device.result_dictionary.generation == event.dictionary.generation
     assert codec.device_info_from_pb(hello.hello.device) == INFO
     health = pb.StatusEvent.FromString(personality.health(HEALTH).payload)
     assert codec.health_from_pb(health.health) == HEALTH

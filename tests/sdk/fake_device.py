@@ -29,7 +29,7 @@ from helpers import wait_until  # re-exported (in __all__): the SDK tests import
 import seedcam
 from seedcam._proto import seedcam_pb2 as pb
 from seedcam.protocol import codec
-from seedcam.protocol.framing import Channel
+from seedcam.protocol.framing import PROTOCOL_VERSION, Channel
 from seedcam.types import (
     ConfigValue,
     DeviceInfo,
@@ -127,7 +127,7 @@ class FakeServices(DeviceServices):
     def device_info(self) -> DeviceInfo:
         self._enter("device_info")
         return DeviceInfo(
-            protocol_version=1,
+            protocol_version=PROTOCOL_VERSION,
             firmware_version="0.1.0-test",
             boot_id=self.boot_id,
             serial_number=self.serial_number,
@@ -218,17 +218,15 @@ class FakeDevice:
     def send_result(self, frame_id: int | None = None) -> int:
         """Send one result; returns its frame id (auto-incremented when None)."""
         frame_id = next(self._frame_ids) if frame_id is None else frame_id
-        assert self.server.send(Channel.RESULT, codec.result_to_pb(make_result(frame_id))), "result frame dropped"
+        assert self.server.send_result(make_result(frame_id)), "result frame dropped"
         return frame_id
 
     def send_hello(self, boot_id: str | None = None) -> None:
         """Send a Hello status event (the LinkServer's on_connect hook uses this too)."""
-        event = pb.StatusEvent(hello=pb.Hello())
         info = self.services.device_info()
         if boot_id is not None:
             info = DeviceInfo(**{**vars(info), "boot_id": boot_id})
-        codec.device_info_to_pb(info, event.hello.device)
-        self.server.send(Channel.STATUS, event)
+        self.server.send_hello(info)
 
     def send_health(self, boot_id: str | None = None, fps: float = 30.0) -> None:
         """Send a Health status event carrying the device's link counters."""
@@ -243,9 +241,7 @@ class FakeDevice:
             link=codec.link_stats_from_counters(counters),
             active_models=("lane-int8@1.0.0",),
         )
-        event = pb.StatusEvent(health=pb.Health())
-        codec.health_to_pb(health, event.health)
-        assert self.server.send(Channel.STATUS, event), "health frame dropped"
+        assert self.server.send_health(health), "health frame dropped"
 
     def send_payload(self, channel: Channel, payload: bytes) -> None:
         """Send a CRC-valid frame with an arbitrary (possibly undecodable) payload."""
@@ -269,7 +265,7 @@ class FakeDevice:
         def loop() -> None:
             while self._streaming.is_set():
                 frame_id = next(self._frame_ids)
-                self.server.send(Channel.RESULT, codec.result_to_pb(make_result(frame_id)))
+                self.server.send_result(make_result(frame_id))
                 time.sleep(interval_s)
 
         self._streaming.set()

@@ -81,7 +81,7 @@ def _seq(src: Source, last: dict[tuple[int, int], int], channel: int, flags: int
 def _frame(src: Source, last: dict[tuple[int, int], int], max_frame_size: int) -> bytes:
     channel = src.int(0, 4) if src.int(0, 15) else src.int(0, 255)
     flags = src.int(0, 1) if src.int(0, 15) else src.int(0, 255)
-    version = 1 if src.int(0, 15) else src.int(0, 255)
+    version = 2 if src.int(0, 15) else src.int(0, 255)
     size = src.int(0, 40) if src.int(0, 7) else src.int(max(0, max_frame_size - 2), max_frame_size + 2)
     payload = src.bytes(min(size, 400))
     return ref_frame(channel, _seq(src, last, channel, flags), payload, flags, version)

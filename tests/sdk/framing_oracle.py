@@ -24,7 +24,7 @@ from seedcam.protocol.framing import Decoder, Frame, encode_frame
 
 __all__ = ["CheckReport", "SequenceModel", "check_stream", "reference_frame"]
 
-_VERSION = 1
+_VERSION = 2
 _CHANNELS = range(5)
 _RESPONSE = 0x01
 _DEFINED_FLAGS = _RESPONSE

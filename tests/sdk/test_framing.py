@@ -36,59 +36,59 @@ def test_binascii_crc32_matches_documented_check_value():
 # ------------------------------------------------------------- golden vectors
 
 # 1. Empty payload, RESULT, flags 0, seq 0.
-#    header = 01 01 00 0000            (version 1, channel 1, flags 0, seq 0 LE)
-#    crc32(01 01 00 00 00) = 0x43FEB9C8 -> LE c8 b9 fe 43
-#    raw   = 01 01 | 00 | 00 | 00 | c8 b9 fe 43
-#    COBS groups split at each 0x00: [01 01] [] [] [c8 b9 fe 43]
-#          -> 03 01 01 | 01 | 01 | 05 c8 b9 fe 43, then delimiter 00
+#    header = 02 01 00 0000            (version 2, channel 1, flags 0, seq 0 LE)
+#    crc32(02 01 00 00 00) = 0x045EC318 -> LE 18 c3 5e 04
+#    raw   = 02 01 | 00 | 00 | 00 | 18 c3 5e 04
+#    COBS groups split at each 0x00: [02 01] [] [] [18 c3 5e 04]
+#          -> 03 02 01 | 01 | 01 | 05 18 c3 5e 04, then delimiter 00
 GOLDEN_EMPTY = (
     Frame(Channel.RESULT, 0, b""),
-    bytes([0x01, 0x01, 0x00, 0x00, 0x00]),
-    0x43FEB9C8,
-    bytes.fromhex("03 0101 01 01 05 c8b9fe43 00"),
+    bytes([0x02, 0x01, 0x00, 0x00, 0x00]),
+    0x045EC318,
+    bytes.fromhex("03 0201 01 01 05 18c35e04 00"),
 )
 
-# 2. Payload with zeros: RESULT, seq 0, payload 00 11 00 00 22 00.
-#    body  = 01 01 00 00 00 | 00 11 00 00 22 00
-#    crc32(body) = 0xBFF9FD00 -> LE 00 fd f9 bf (the CRC itself contains a zero)
-#    raw   = 01 01 00 00 00 00 11 00 00 22 00 00 fd f9 bf
-#    groups: [01 01] [] [] [] [11] [] [22] [] [fd f9 bf]
-#          -> 03 01 01 | 01 | 01 | 01 | 02 11 | 01 | 02 22 | 01 | 04 fd f9 bf, 00
+# 2. Payload with zeros: RESULT, seq 0, payload 00 11 00 00 22 4f.
+#    body  = 02 01 00 00 00 | 00 11 00 00 22 4f
+#    crc32(body) = 0xC078C700 -> LE 00 c7 78 c0 (the CRC itself contains a zero)
+#    raw   = 02 01 00 00 00 00 11 00 00 22 4f 00 c7 78 c0
+#    groups: [02 01] [] [] [] [11] [] [22 4f] [c7 78 c0]
+#          -> 03 02 01 | 01 | 01 | 01 | 02 11 | 01 | 03 22 4f | 04 c7 78 c0, 00
 GOLDEN_ZEROS = (
-    Frame(Channel.RESULT, 0, bytes.fromhex("001100002200")),
-    bytes.fromhex("0101000000 001100002200"),
-    0xBFF9FD00,
-    bytes.fromhex("03 0101 01 01 01 02 11 01 02 22 01 04 fdf9bf 00"),
+    Frame(Channel.RESULT, 0, bytes.fromhex("00110000224f")),
+    bytes.fromhex("0201000000 00110000224f"),
+    0xC078C700,
+    bytes.fromhex("03 0201 01 01 01 02 11 01 03 224f 04 c778c0 00"),
 )
 
 # 3. RESPONSE-flagged CONTROL frame, seq 0xABCD, payload 08 01
 #    (a Response with status = 1, i.e. field 1 varint 1).
-#    header = 01 00 01 cd ab           (version 1, channel 0, flags 0x01, seq LE)
-#    crc32(01 00 01 cd ab 08 01) = 0xE8AFC3BE -> LE be c3 af e8
-#    raw   = 01 | 00 | 01 cd ab 08 01 be c3 af e8
-#    groups: [01] [01 cd ab 08 01 be c3 af e8]
-#          -> 02 01 | 0a 01 cd ab 08 01 be c3 af e8, 00
+#    header = 02 00 01 cd ab           (version 2, channel 0, flags 0x01, seq LE)
+#    crc32(02 00 01 cd ab 08 01) = 0xD947D923 -> LE 23 d9 47 d9
+#    raw   = 02 | 00 | 01 cd ab 08 01 23 d9 47 d9
+#    groups: [02] [01 cd ab 08 01 23 d9 47 d9]
+#          -> 02 02 | 0a 01 cd ab 08 01 23 d9 47 d9, 00
 GOLDEN_RESPONSE = (
     Frame(Channel.CONTROL, 0xABCD, b"\x08\x01", Flag.RESPONSE),
-    bytes.fromhex("010001cdab 0801"),
-    0xE8AFC3BE,
-    bytes.fromhex("02 01 0a 01cdab0801bec3afe8 00"),
+    bytes.fromhex("020001cdab 0801"),
+    0xD947D923,
+    bytes.fromhex("02 02 0a 01cdab0801 23d947d9 00"),
 )
 
 # 4. 300-byte payload without zeros (crosses the 254-byte COBS block limit):
 #    RESULT, seq 42, payload[i] = i % 255 + 1 (01..ff, 01..2d).
-#    header = 01 01 00 2a 00
-#    crc32(header + payload) = 0x54C9E33E -> LE 3e e3 c9 54
-#    raw   = 01 01 | 00 | 2a | 00 | payload(300) 3e e3 c9 54
-#    groups: [01 01] [2a] [304 non-zero bytes]; a group holds at most 254 bytes
+#    header = 02 01 00 2a 00
+#    crc32(header + payload) = 0x252FB622 -> LE 22 b6 2f 25
+#    raw   = 02 01 | 00 | 2a | 00 | payload(300) 22 b6 2f 25
+#    groups: [02 01] [2a] [304 non-zero bytes]; a group holds at most 254 bytes
 #    (code ff, no implied zero), so the last one splits into 254 + 50:
-#          -> 03 01 01 | 02 2a | ff payload[0:254] | 33 payload[254:300] 3e e3 c9 54, 00
+#          -> 03 02 01 | 02 2a | ff payload[0:254] | 33 payload[254:300] 22 b6 2f 25, 00
 _P300 = bytes(i % 255 + 1 for i in range(300))
 GOLDEN_300 = (
     Frame(Channel.RESULT, 42, _P300),
-    bytes.fromhex("0101002a00") + _P300,
-    0x54C9E33E,
-    bytes.fromhex("030101 022a ff") + _P300[:254] + b"\x33" + _P300[254:] + bytes.fromhex("3ee3c954 00"),
+    bytes.fromhex("0201002a00") + _P300,
+    0x252FB622,
+    bytes.fromhex("030201 022a ff") + _P300[:254] + b"\x33" + _P300[254:] + bytes.fromhex("22b62f25 00"),
 )
 
 GOLDEN = pytest.mark.parametrize(
@@ -389,7 +389,7 @@ def test_largest_allowed_frame_worst_case_cobs_is_accepted(limit):
 # ------------------------------------------------ bad version, channel, idle
 
 
-@pytest.mark.parametrize("version", [0, 2, 255])
+@pytest.mark.parametrize("version", [0, 1, 3, 255])
 def test_bad_version_is_dropped_and_counted(version):
     decoder = Decoder()
     got = decoder.feed(ref_frame(Channel.RESULT, 0, b"x", version=version) + encode_frame(_NEXT))

@@ -29,7 +29,7 @@ import seedcam.ports
 from seedcam import LinkBroken, NoSensorFound, RpcError, SensorTimeout
 from seedcam._proto import seedcam_pb2 as pb
 from seedcam.ports import SEEDCAM_PID, SEEDCAM_VID, PortInfo
-from seedcam.protocol.framing import Channel, Flag, Frame, encode_frame
+from seedcam.protocol.framing import PROTOCOL_VERSION, Channel, Flag, Frame, encode_frame
 from seedcam.transport import open_transport
 
 pytestmark = pytest.mark.timeout(30)
@@ -58,7 +58,7 @@ def test_open_handshake_gives_device_info(device: FakeDevice) -> None:
     assert isinstance(info, seedcam.DeviceInfo)
     assert info.boot_id == device.services.boot_id
     assert info.serial_number == "SC-TEST-0001"
-    assert info.protocol_version == 1
+    assert info.protocol_version == PROTOCOL_VERSION == 2
     assert [m.id for m in info.models] == ["lane-int8@1.0.0", "det-int8@0.3.0"]
     assert info.models[0].input_shape == (1, 96, 160, 3)
     assert device.sensor.connected

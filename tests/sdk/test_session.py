@@ -18,6 +18,7 @@ import seedcam
 from seedcam import LinkBroken, Session
 from seedcam._proto import seedcam_pb2 as pb
 from seedcam.protocol import codec
+from seedcam.protocol.compact import CompactDecoder
 from seedcam.protocol.framing import Channel, Flag, Frame
 
 pytestmark = pytest.mark.timeout(30)
@@ -65,12 +66,18 @@ def test_a_call_gets_the_response_with_its_sequence_number(session: Session) -> 
     assert seen == []  # answers that a call waits for go to the call, not to subscribers
 
 
+def _take_dictionary(decoder: CompactDecoder, frame: Frame) -> None:
+    event = codec.parse(pb.StatusEvent, frame.payload)
+    if event.WhichOneof("body") == "dictionary":
+        decoder.set_dictionary(codec.result_dictionary_from_pb(event.dictionary))
+
+
 def test_frames_go_to_their_channel_until_unsubscribed(fake: FakeDevice, session: Session) -> None:
     results: list[int] = []
     logs: list[Frame] = []
-    unsubscribe = session.subscribe(
-        Channel.RESULT, lambda f: results.append(codec.parse(pb.Result, f.payload).frame_id)
-    )
+    compact = CompactDecoder()  # the results' names come in the dictionary announced before them
+    session.subscribe(Channel.STATUS, lambda f: _take_dictionary(compact, f))
+    unsubscribe = session.subscribe(Channel.RESULT, lambda f: results.append(compact.decode(f.payload).frame_id))
     session.subscribe(Channel.LOG, logs.append)
     session.start()
     fake.send_result(1)
@@ -132,4 +139,4 @@ def test_a_sensor_is_typed_calls_over_its_session(fake: FakeDevice) -> None:
     result = sensor.recv(timeout=WAIT_S)
     assert result is not None and result.frame_id == 7
     wait_until(lambda: frames, what="the frame at a second subscriber")  # after the sensor's own, on the same thread
-    assert codec.parse(pb.Result, frames[0].payload).frame_id == 7
+    assert frames[0].payload[1:3] == (7).to_bytes(2, "little")  # the compact layout's frame id field

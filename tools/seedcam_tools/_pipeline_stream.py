@@ -92,7 +92,11 @@ def run_firmware(
     env["PYTHONUNBUFFERED"] = "1"
     board = EmulatedBoard(
         "--camera", "synthetic", "--fps", f"{fps:g}", "--tasks", "lane",
-        workdir=workdir, overrides={"models.dir": models_dir.resolve(), "runtime.num_threads": num_threads}, env=env,
+        workdir=workdir, overrides={
+            "models.dir": models_dir.resolve(), "runtime.num_threads": num_threads,
+            "pipeline.timings": "full",  # the per-stage figures travel only in full mode
+        },
+        env=env,
     )  # fmt: skip
     try:
         _note(progress, "starting seedcam-firmware (pty, synthetic camera, %g fps, lane)", fps)

@@ -81,7 +81,7 @@ def format_table(report: Mapping[str, Any]) -> str:
             "host decode rate",
             f"{report['host_decode_results_per_s']:,.0f}",
             "results/s",
-            "feed + parse + result_from_pb",
+            "feed + compact decode",
         ),
         (
             "vs 921600-baud line",

@@ -29,7 +29,7 @@ speed is also given as a ratio to a limit measured *in the same run*:
     Result: ``lane_only`` is the median over the run's real results,
     ``lane_2det_1text`` the same result with two detections and one text line added.
 ``host_decode_results_per_s``
-    ``Decoder.feed`` + protobuf parse + ``codec.result_from_pb`` over N typical
+    ``Decoder.feed`` + the compact decode (:mod:`seedcam.protocol.compact`) over N typical
     lane-only frames pre-encoded into one byte string (fed in 64 KiB reads, as the
     SDK's reader does); best of three passes.
 ``line_rate_ratio_921600``

@@ -121,7 +121,7 @@ def _send_before(personality: VisionSeedPersonality, encoder: FrameEncoder) -> C
     def send(result: Result) -> bytes:
         message = codec.result_to_pb(result)  # the daemon, then
         message.send_timestamp_us = time.monotonic_ns() // 1000
-        outgoing = personality.result(codec.result_from_pb(message))  # the link's decode back to a Result
+        (outgoing,) = personality.result(codec.result_from_pb(message))  # the link's decode back to a Result
         return encoder.encode(outgoing.channel, outgoing.payload)
 
     return send
@@ -129,7 +129,7 @@ def _send_before(personality: VisionSeedPersonality, encoder: FrameEncoder) -> C
 
 def _send_after(personality: VisionSeedPersonality, encoder: FrameEncoder) -> Callable[[Result], bytes]:
     def send(result: Result) -> bytes:
-        outgoing = personality.result(result)
+        (outgoing,) = personality.result(result)
         return encoder.encode(outgoing.channel, outgoing.payload)
 
     return send

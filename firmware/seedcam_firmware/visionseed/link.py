@@ -27,7 +27,7 @@ from collections.abc import Callable
 from google.protobuf.message import DecodeError
 
 from seedcam.errors import ProtocolError
-from seedcam.protocol.framing import Channel, Flag, Frame, LinkCounters
+from seedcam.protocol.framing import PROTOCOL_VERSION, Channel, Flag, Frame, LinkCounters
 from seedcam.types import DeviceInfo, Health, Result
 from seedcam_firmware.link_personality import Outgoing, Personality, Reply
 from seedcam_firmware.visionseed._proto import visionseed_pb2 as vs
@@ -79,13 +79,21 @@ class VisionSeedFrameDecoder:
 
 
 class VisionSeedFrameEncoder:
-    """Frames payloads the VisionSeed way; counts what it encodes. Channel, flags and seq are not on the wire."""
+    """Frames payloads the VisionSeed way; counts what it encodes. Channel, flags, seq, version are not on the wire."""
 
     def __init__(self, max_frame_size: int) -> None:
         self.max_frame_size = max_frame_size
         self.counters = LinkCounters()
 
-    def encode(self, channel: Channel, payload: bytes, *, flags: Flag = Flag.NONE, seq: int | None = None) -> bytes:
+    def encode(
+        self,
+        channel: Channel,
+        payload: bytes,
+        *,
+        flags: Flag = Flag.NONE,
+        seq: int | None = None,
+        version: int = PROTOCOL_VERSION,
+    ) -> bytes:
         """Encode one ``YtMsg`` payload.
 
         Raises:
@@ -143,14 +151,14 @@ class VisionSeedPersonality(Personality):
 
     # ------------------------------------------------------------------ what the daemon sends
 
-    def result(self, result: Result) -> Outgoing:
+    def result(self, result: Result) -> tuple[Outgoing]:
         """A Result as a ``dataV2`` tree.
 
         Raises:
             ValueError: the tree does not fit ``dataV2`` (more than 255 records).
         """
         self._last_frame_id = result.frame_id
-        return Outgoing(Channel.RESULT, result_message(result).SerializeToString())
+        return (Outgoing(Channel.RESULT, result_message(result).SerializeToString()),)
 
     def health(self, health: Health) -> Outgoing:
         """A ``systemStatusResult`` heartbeat."""

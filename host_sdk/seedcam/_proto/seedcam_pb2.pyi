@@ -51,7 +51,7 @@ class ModelInfo(_message.Message):
     def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., version: _Optional[str] = ..., task: _Optional[str] = ..., precision: _Optional[str] = ..., sha256: _Optional[str] = ..., active: _Optional[bool] = ..., input_shape: _Optional[_Iterable[int]] = ..., size_bytes: _Optional[int] = ...) -> None: ...
 
 class DeviceInfo(_message.Message):
-    __slots__ = ("protocol_version", "firmware_version", "boot_id", "serial_number", "max_frame_size", "models", "board", "tasks_enabled", "camera", "frame_width", "frame_height", "uptime_s")
+    __slots__ = ("protocol_version", "firmware_version", "boot_id", "serial_number", "max_frame_size", "models", "board", "tasks_enabled", "camera", "frame_width", "frame_height", "uptime_s", "result_dictionary")
     PROTOCOL_VERSION_FIELD_NUMBER: _ClassVar[int]
     FIRMWARE_VERSION_FIELD_NUMBER: _ClassVar[int]
     BOOT_ID_FIELD_NUMBER: _ClassVar[int]
@@ -64,6 +64,7 @@ class DeviceInfo(_message.Message):
     FRAME_WIDTH_FIELD_NUMBER: _ClassVar[int]
     FRAME_HEIGHT_FIELD_NUMBER: _ClassVar[int]
     UPTIME_S_FIELD_NUMBER: _ClassVar[int]
+    RESULT_DICTIONARY_FIELD_NUMBER: _ClassVar[int]
     protocol_version: int
     firmware_version: str
     boot_id: str
@@ -76,7 +77,8 @@ class DeviceInfo(_message.Message):
     frame_width: int
     frame_height: int
     uptime_s: float
-    def __init__(self, protocol_version: _Optional[int] = ..., firmware_version: _Optional[str] = ..., boot_id: _Optional[str] = ..., serial_number: _Optional[str] = ..., max_frame_size: _Optional[int] = ..., models: _Optional[_Iterable[_Union[ModelInfo, _Mapping]]] = ..., board: _Optional[str] = ..., tasks_enabled: _Optional[_Iterable[str]] = ..., camera: _Optional[str] = ..., frame_width: _Optional[int] = ..., frame_height: _Optional[int] = ..., uptime_s: _Optional[float] = ...) -> None: ...
+    result_dictionary: ResultDictionary
+    def __init__(self, protocol_version: _Optional[int] = ..., firmware_version: _Optional[str] = ..., boot_id: _Optional[str] = ..., serial_number: _Optional[str] = ..., max_frame_size: _Optional[int] = ..., models: _Optional[_Iterable[_Union[ModelInfo, _Mapping]]] = ..., board: _Optional[str] = ..., tasks_enabled: _Optional[_Iterable[str]] = ..., camera: _Optional[str] = ..., frame_width: _Optional[int] = ..., frame_height: _Optional[int] = ..., uptime_s: _Optional[float] = ..., result_dictionary: _Optional[_Union[ResultDictionary, _Mapping]] = ...) -> None: ...
 
 class Box(_message.Message):
     __slots__ = ("x_min", "y_min", "x_max", "y_max")
@@ -190,6 +192,40 @@ class Result(_message.Message):
     send_timestamp_us: int
     def __init__(self, frame_id: _Optional[int] = ..., capture_timestamp_us: _Optional[int] = ..., timings: _Optional[_Iterable[_Union[StageTiming, _Mapping]]] = ..., model_ids: _Optional[_Iterable[str]] = ..., lane: _Optional[_Union[LaneState, _Mapping]] = ..., detections: _Optional[_Iterable[_Union[Detection, _Mapping]]] = ..., text_lines: _Optional[_Iterable[_Union[TextLine, _Mapping]]] = ..., classifications: _Optional[_Iterable[_Union[Classification, _Mapping]]] = ..., frame_width: _Optional[int] = ..., frame_height: _Optional[int] = ..., send_timestamp_us: _Optional[int] = ...) -> None: ...
 
+class LabelEntry(_message.Message):
+    __slots__ = ("class_id", "label")
+    CLASS_ID_FIELD_NUMBER: _ClassVar[int]
+    LABEL_FIELD_NUMBER: _ClassVar[int]
+    class_id: int
+    label: str
+    def __init__(self, class_id: _Optional[int] = ..., label: _Optional[str] = ...) -> None: ...
+
+class ResultDictionary(_message.Message):
+    __slots__ = ("generation", "model_ids", "detection_labels", "classification_labels", "stages", "timings", "frame_width", "frame_height", "reference_forward_m", "frame_id", "timestamp_us")
+    GENERATION_FIELD_NUMBER: _ClassVar[int]
+    MODEL_IDS_FIELD_NUMBER: _ClassVar[int]
+    DETECTION_LABELS_FIELD_NUMBER: _ClassVar[int]
+    CLASSIFICATION_LABELS_FIELD_NUMBER: _ClassVar[int]
+    STAGES_FIELD_NUMBER: _ClassVar[int]
+    TIMINGS_FIELD_NUMBER: _ClassVar[int]
+    FRAME_WIDTH_FIELD_NUMBER: _ClassVar[int]
+    FRAME_HEIGHT_FIELD_NUMBER: _ClassVar[int]
+    REFERENCE_FORWARD_M_FIELD_NUMBER: _ClassVar[int]
+    FRAME_ID_FIELD_NUMBER: _ClassVar[int]
+    TIMESTAMP_US_FIELD_NUMBER: _ClassVar[int]
+    generation: int
+    model_ids: _containers.RepeatedScalarFieldContainer[str]
+    detection_labels: _containers.RepeatedCompositeFieldContainer[LabelEntry]
+    classification_labels: _containers.RepeatedCompositeFieldContainer[LabelEntry]
+    stages: _containers.RepeatedScalarFieldContainer[str]
+    timings: str
+    frame_width: int
+    frame_height: int
+    reference_forward_m: float
+    frame_id: int
+    timestamp_us: int
+    def __init__(self, generation: _Optional[int] = ..., model_ids: _Optional[_Iterable[str]] = ..., detection_labels: _Optional[_Iterable[_Union[LabelEntry, _Mapping]]] = ..., classification_labels: _Optional[_Iterable[_Union[LabelEntry, _Mapping]]] = ..., stages: _Optional[_Iterable[str]] = ..., timings: _Optional[str] = ..., frame_width: _Optional[int] = ..., frame_height: _Optional[int] = ..., reference_forward_m: _Optional[float] = ..., frame_id: _Optional[int] = ..., timestamp_us: _Optional[int] = ...) -> None: ...
+
 class LinkCounters(_message.Message):
     __slots__ = ("frames_rx", "frames_tx", "bytes_rx", "bytes_tx", "crc_errors", "decode_errors", "resyncs", "seq_lost", "oversize", "bad_version", "bytes_dropped", "duplicates", "bad_flags")
     FRAMES_RX_FIELD_NUMBER: _ClassVar[int]
@@ -221,7 +257,7 @@ class LinkCounters(_message.Message):
     def __init__(self, frames_rx: _Optional[int] = ..., frames_tx: _Optional[int] = ..., bytes_rx: _Optional[int] = ..., bytes_tx: _Optional[int] = ..., crc_errors: _Optional[int] = ..., decode_errors: _Optional[int] = ..., resyncs: _Optional[int] = ..., seq_lost: _Optional[int] = ..., oversize: _Optional[int] = ..., bad_version: _Optional[int] = ..., bytes_dropped: _Optional[int] = ..., duplicates: _Optional[int] = ..., bad_flags: _Optional[int] = ...) -> None: ...
 
 class Health(_message.Message):
-    __slots__ = ("boot_id", "uptime_s", "fps", "frames_captured", "frames_processed", "frames_dropped", "link", "active_models", "timestamp_us", "undecodable_requests", "camera_errors", "invalid_outputs", "canary_rollbacks", "unauthenticated_requests", "config_fallback")
+    __slots__ = ("boot_id", "uptime_s", "fps", "frames_captured", "frames_processed", "frames_dropped", "link", "active_models", "timestamp_us", "undecodable_requests", "camera_errors", "invalid_outputs", "canary_rollbacks", "unauthenticated_requests", "config_fallback", "latest_frame_id", "results_dropped")
     class InvalidOutputsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -244,6 +280,8 @@ class Health(_message.Message):
     CANARY_ROLLBACKS_FIELD_NUMBER: _ClassVar[int]
     UNAUTHENTICATED_REQUESTS_FIELD_NUMBER: _ClassVar[int]
     CONFIG_FALLBACK_FIELD_NUMBER: _ClassVar[int]
+    LATEST_FRAME_ID_FIELD_NUMBER: _ClassVar[int]
+    RESULTS_DROPPED_FIELD_NUMBER: _ClassVar[int]
     boot_id: str
     uptime_s: float
     fps: float
@@ -259,7 +297,9 @@ class Health(_message.Message):
     canary_rollbacks: int
     unauthenticated_requests: int
     config_fallback: str
-    def __init__(self, boot_id: _Optional[str] = ..., uptime_s: _Optional[float] = ..., fps: _Optional[float] = ..., frames_captured: _Optional[int] = ..., frames_processed: _Optional[int] = ..., frames_dropped: _Optional[int] = ..., link: _Optional[_Union[LinkCounters, _Mapping]] = ..., active_models: _Optional[_Iterable[str]] = ..., timestamp_us: _Optional[int] = ..., undecodable_requests: _Optional[int] = ..., camera_errors: _Optional[int] = ..., invalid_outputs: _Optional[_Mapping[str, int]] = ..., canary_rollbacks: _Optional[int] = ..., unauthenticated_requests: _Optional[int] = ..., config_fallback: _Optional[str] = ...) -> None: ...
+    latest_frame_id: int
+    results_dropped: int
+    def __init__(self, boot_id: _Optional[str] = ..., uptime_s: _Optional[float] = ..., fps: _Optional[float] = ..., frames_captured: _Optional[int] = ..., frames_processed: _Optional[int] = ..., frames_dropped: _Optional[int] = ..., link: _Optional[_Union[LinkCounters, _Mapping]] = ..., active_models: _Optional[_Iterable[str]] = ..., timestamp_us: _Optional[int] = ..., undecodable_requests: _Optional[int] = ..., camera_errors: _Optional[int] = ..., invalid_outputs: _Optional[_Mapping[str, int]] = ..., canary_rollbacks: _Optional[int] = ..., unauthenticated_requests: _Optional[int] = ..., config_fallback: _Optional[str] = ..., latest_frame_id: _Optional[int] = ..., results_dropped: _Optional[int] = ...) -> None: ...
 
 class Hello(_message.Message):
     __slots__ = ("device",)
@@ -268,12 +308,14 @@ class Hello(_message.Message):
     def __init__(self, device: _Optional[_Union[DeviceInfo, _Mapping]] = ...) -> None: ...
 
 class StatusEvent(_message.Message):
-    __slots__ = ("hello", "health")
+    __slots__ = ("hello", "health", "dictionary")
     HELLO_FIELD_NUMBER: _ClassVar[int]
     HEALTH_FIELD_NUMBER: _ClassVar[int]
+    DICTIONARY_FIELD_NUMBER: _ClassVar[int]
     hello: Hello
     health: Health
-    def __init__(self, hello: _Optional[_Union[Hello, _Mapping]] = ..., health: _Optional[_Union[Health, _Mapping]] = ...) -> None: ...
+    dictionary: ResultDictionary
+    def __init__(self, hello: _Optional[_Union[Hello, _Mapping]] = ..., health: _Optional[_Union[Health, _Mapping]] = ..., dictionary: _Optional[_Union[ResultDictionary, _Mapping]] = ...) -> None: ...
 
 class LogRecord(_message.Message):
     __slots__ = ("level", "logger", "message", "timestamp_us")

@@ -23,6 +23,7 @@ from google.protobuf.message import DecodeError, Message
 
 from seedcam._proto import seedcam_pb2 as pb
 from seedcam.errors import ProtocolError
+from seedcam.protocol.compact import ResultDictionary
 from seedcam.protocol.framing import LinkCounters
 from seedcam.types import (
     Box,
@@ -51,6 +52,8 @@ __all__ = [
     "lane_from_pb",
     "result_to_pb",
     "result_from_pb",
+    "result_dictionary_to_pb",
+    "result_dictionary_from_pb",
     "model_info_to_pb",
     "model_info_from_pb",
     "model_list_to_pb",
@@ -202,6 +205,40 @@ def result_from_pb(message: pb.Result, *, received_monotonic: float = 0.0) -> Re
     )
 
 
+def result_dictionary_to_pb(
+    dictionary: ResultDictionary, out: pb.ResultDictionary | None = None
+) -> pb.ResultDictionary:
+    out = pb.ResultDictionary() if out is None else out
+    out.generation = dictionary.generation
+    out.model_ids[:] = dictionary.model_ids
+    for class_id, label in dictionary.detection_labels:
+        out.detection_labels.add(class_id=class_id, label=label)
+    for class_id, label in dictionary.classification_labels:
+        out.classification_labels.add(class_id=class_id, label=label)
+    out.stages[:] = dictionary.stages
+    out.timings = dictionary.timings
+    out.frame_width, out.frame_height = dictionary.frame_width, dictionary.frame_height
+    out.reference_forward_m = dictionary.reference_forward_m
+    out.frame_id, out.timestamp_us = dictionary.frame_id, dictionary.timestamp_us
+    return out
+
+
+def result_dictionary_from_pb(message: pb.ResultDictionary) -> ResultDictionary:
+    return ResultDictionary(
+        generation=message.generation,
+        model_ids=tuple(message.model_ids),
+        detection_labels=tuple((e.class_id, e.label) for e in message.detection_labels),
+        classification_labels=tuple((e.class_id, e.label) for e in message.classification_labels),
+        stages=tuple(message.stages),
+        timings=message.timings or "summary",
+        frame_width=message.frame_width,
+        frame_height=message.frame_height,
+        reference_forward_m=message.reference_forward_m,
+        frame_id=message.frame_id,
+        timestamp_us=message.timestamp_us,
+    )
+
+
 # ---------------------------------------------------------------- device, models, health
 
 
@@ -306,6 +343,8 @@ def health_to_pb(health: Health, out: pb.Health | None = None) -> pb.Health:
     out.canary_rollbacks = health.canary_rollbacks
     out.unauthenticated_requests = health.unauthenticated_requests
     out.config_fallback = health.config_fallback
+    out.latest_frame_id = health.latest_frame_id
+    out.results_dropped = health.results_dropped
     return out
 
 
@@ -326,6 +365,8 @@ def health_from_pb(message: pb.Health) -> Health:
         canary_rollbacks=message.canary_rollbacks,
         unauthenticated_requests=message.unauthenticated_requests,
         config_fallback=message.config_fallback,
+        latest_frame_id=message.latest_frame_id,
+        results_dropped=message.results_dropped,
     )
 
 

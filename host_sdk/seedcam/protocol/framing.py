@@ -14,6 +14,13 @@ offset  size   field
 5+n     4      CRC-32 (IEEE, zlib's) of bytes 0..5+n, little-endian
 ======  =====  ==============================================================
 
+The version byte is the protocol's (:data:`PROTOCOL_VERSION`): version 2 sends
+results in the compact layout of :mod:`seedcam.protocol.compact`. A frame of
+another version is refused and counted in ``bad_version``; the decoder keeps the
+version it saw (:attr:`Decoder.peer_version`), so a side can name both versions
+in its error, and frames of the versions given as ``answer_versions`` are handed
+over anyway, for the side that answers an older peer with a refusal it can read.
+
 COBS removes every 0x00 from the frame, so 0x00 only ever marks a frame's end:
 garbage, a dropped or a flipped byte costs at most the frame it hits, and the
 decoder resynchronises at the next delimiter. Nothing here touches I/O; the
@@ -57,7 +64,7 @@ __all__ = [
     "Decoder",
 ]
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
 DEFAULT_MAX_FRAME_SIZE = 65536  # payload bytes
 DELIMITER = b"\x00"
 
@@ -162,8 +169,19 @@ class Encoder:
     counters: LinkCounters = field(default_factory=LinkCounters)
     _next_seq: dict[Channel, int] = field(default_factory=dict)
 
-    def encode(self, channel: Channel, payload: bytes, *, flags: Flag = Flag.NONE, seq: int | None = None) -> bytes:
+    def encode(
+        self,
+        channel: Channel,
+        payload: bytes,
+        *,
+        flags: Flag = Flag.NONE,
+        seq: int | None = None,
+        version: int = PROTOCOL_VERSION,
+    ) -> bytes:
         """Encode a payload for ``channel``; ``seq`` is assigned unless given (responses).
+
+        ``version`` other than :data:`PROTOCOL_VERSION` only answers an older peer's request
+        with a refusal it can read.
 
         Raises:
             ValueError: the payload is larger than ``max_frame_size``.
@@ -172,7 +190,7 @@ class Encoder:
             raise ValueError(f"payload of {len(payload)} bytes exceeds the {self.max_frame_size}-byte frame limit")
         if seq is None:
             seq = self.next_seq(channel)
-        data = encode_frame(Frame(channel, seq, payload, flags))
+        data = encode_frame(Frame(channel, seq, payload, flags, version))
         self.counters.frames_tx += 1
         self.counters.bytes_tx += len(data)
         return data
@@ -196,13 +214,25 @@ class Decoder:
         max_frame_size: the largest payload accepted, bytes.
         replay_window: sequence numbers remembered behind the highest one per channel, to
             drop duplicates and replays (:mod:`seedcam.protocol.sequence`); 0 turns that off.
+        answer_versions: other protocol versions whose intact frames are handed over (with
+            their :attr:`Frame.version`) though counted in ``bad_version``, to be refused in
+            a form that peer reads.
 
     Raises:
         ValueError: ``replay_window`` is negative.
     """
 
-    def __init__(self, max_frame_size: int = DEFAULT_MAX_FRAME_SIZE, *, replay_window: int = SEQ_WINDOW) -> None:
+    def __init__(
+        self,
+        max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
+        *,
+        replay_window: int = SEQ_WINDOW,
+        answer_versions: frozenset[int] = frozenset(),
+    ) -> None:
         self.max_frame_size = max_frame_size
+        #: the version of the latest intact frame refused for its version (None: none seen)
+        self.peer_version: int | None = None
+        self._answer_versions = answer_versions
         self.counters = LinkCounters()
         self._buffer = bytearray()
         self._discarding = False  # inside an oversize frame: drop until the next delimiter
@@ -285,7 +315,9 @@ class Decoder:
         version, channel, flags, seq = _HEADER.unpack_from(body)
         if version != PROTOCOL_VERSION:
             self.counters.bad_version += 1
-            return None
+            self.peer_version = version
+            if version not in self._answer_versions:
+                return None
         if flags & ~_DEFINED_FLAGS:
             self.counters.bad_flags += 1
             return None

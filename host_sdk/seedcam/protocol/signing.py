@@ -132,15 +132,23 @@ class SigningEncoder(Encoder):
         self._last_us = 0
         self._lock = threading.Lock()
 
-    def encode(self, channel: Channel, payload: bytes, *, flags: Flag = Flag.NONE, seq: int | None = None) -> bytes:
+    def encode(
+        self,
+        channel: Channel,
+        payload: bytes,
+        *,
+        flags: Flag = Flag.NONE,
+        seq: int | None = None,
+        version: int = PROTOCOL_VERSION,
+    ) -> bytes:
         if channel in SIGNED_CHANNELS and not flags & Flag.RESPONSE:
             if seq is None:
                 seq = self.next_seq(channel)
             with self._lock:  # strictly increasing, also when the wall clock steps back
                 self._last_us = max(self._clock() // 1000, self._last_us + 1)
                 stamp = self._last_us
-            payload = sign_payload(self._key, channel, seq, payload, stamp, flags=flags)
-        return super().encode(channel, payload, flags=flags, seq=seq)
+            payload = sign_payload(self._key, channel, seq, payload, stamp, flags=flags, version=version)
+        return super().encode(channel, payload, flags=flags, seq=seq, version=version)
 
 
 class Verifier:
