@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from seedcam.errors import LinkBroken, SensorError
-from seedcam.transport.url_options import parse_transport_url
+from seedcam.transport.url_options import TransportUrl, parse_transport_url
 from seedcam_firmware import __version__
 from seedcam_firmware.errors import FirmwareError
 from seedcam_firmware.launcher import format_ready_line
@@ -90,9 +90,11 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
     if args.tasks is not None:
         overrides["tasks.enabled"] = [t.strip() for t in args.tasks.split(",") if t.strip()]
     if args.pty_link:
-        if parse_transport_url(str(overrides.get("link.url", "pty"))).base != "pty":
+        chosen = parse_transport_url(str(overrides.get("link.url", "pty")))
+        if chosen.base != "pty":
             raise ValueError("--pty-link makes the link a pty; it cannot go with --link " + str(overrides["link.url"]))
-        overrides["link.url"] = f"pty://{Path(args.pty_link).absolute()}"
+        # a ?throttle= of the configured pty stays: the symlink names the pty, the rate is the line's
+        overrides["link.url"] = str(TransportUrl(f"pty://{Path(args.pty_link).absolute()}", chosen.throttle))
     if "camera.device" in overrides and str(overrides["camera.device"]).isdigit():
         overrides["camera.device"] = int(overrides["camera.device"])
     return overrides
@@ -102,8 +104,11 @@ def _run(args: argparse.Namespace) -> int:
     from seedcam_firmware.safe_boot import boot
 
     overrides = _overrides(args)
-    if args.throttle is not None:
-        overrides["link.url"] = _throttled_link(args.config, overrides, args.throttle)
+    throttle = args.throttle
+    if throttle is None and args.pty_link and args.config is not None:
+        throttle = _file_throttle(args.config)  # a pty link of the file's with a ?throttle= keeps its line rate
+    if throttle is not None:
+        overrides["link.url"] = _throttled_link(args.config, overrides, throttle)
     # a config file that does not boot falls back to the last one that did (seedcam_firmware.safe_boot)
     daemon = boot(args.config, overrides, persist=args.persist_config)
     signal.signal(signal.SIGTERM, lambda *_: daemon.request_stop())
@@ -138,6 +143,17 @@ def _throttled_link(config_path: Path | None, overrides: dict[str, Any], baud: i
     except FirmwareError:  # the file does not load: safe boot decides; --throttle goes with the overrides' link
         url = load_config(None, overrides).link.url
     return str(parse_transport_url(url).with_throttle(baud))
+
+
+def _file_throttle(config_path: Path) -> int | None:
+    """The ``?throttle=`` of the config file's own pty link, if it has one."""
+    from seedcam_firmware.config import load_config
+
+    try:
+        url = parse_transport_url(load_config(config_path, {}).link.url)
+    except FirmwareError:  # the file does not load: safe boot decides
+        return None
+    return url.throttle if url.base == "pty" or url.base.startswith("pty://") else None
 
 
 def _supervise(args: argparse.Namespace) -> int:

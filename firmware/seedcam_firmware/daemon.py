@@ -153,8 +153,9 @@ class Daemon:
                 raise ConfigError("link.key_file: the visionseed protocol cannot sign requests; use the native one")
             return VisionSeedPersonality(VisionSeedRpc(self))
         assert self._updates is not None
+        dispatcher = Dispatcher(self, snapshot_chunk=_snapshot_chunk(_line_rate(cfg.link.url, cfg.link.baudrate)))
         return NativePersonality(
-            Dispatcher(self), transfer_handler=self._updates.handle, verifier=verifier, timings=cfg.pipeline.timings
+            dispatcher, transfer_handler=self._updates.handle, verifier=verifier, timings=cfg.pipeline.timings
         )
 
     def _load_tasks(self, cfg: FirmwareConfig) -> TaskRunner:
@@ -417,6 +418,18 @@ class Daemon:
 
 def _is_uart(url: str) -> bool:
     return url.startswith("/dev/") and not url.startswith("/dev/pts/")
+
+
+#: a snapshot piece holds the line this long at most, so results keep their pace around it
+_SNAPSHOT_PIECE_S = 0.02
+_MIN_SNAPSHOT_PIECE = 128
+
+
+def _snapshot_chunk(line_rate_bps: int | None) -> int:
+    """JPEG bytes per snapshot answer on a line of this rate (0: no line rate, send it whole)."""
+    if line_rate_bps is None:
+        return 0
+    return max(_MIN_SNAPSHOT_PIECE, int(line_rate_bps / 10 * _SNAPSHOT_PIECE_S))
 
 
 def _line_rate(url: str, baudrate: int) -> int | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Protocol
 
 from seedcam._proto import seedcam_pb2 as pb
@@ -49,10 +50,25 @@ class DeviceServices(Protocol):
 
 
 class Dispatcher:
-    """Turns a :class:`Request` into a :class:`Response`; never raises."""
+    """Turns a :class:`Request` into a :class:`Response`; never raises.
 
-    def __init__(self, services: DeviceServices) -> None:
+    Args:
+        services: what the requests reach.
+        snapshot_chunk: the most JPEG bytes one snapshot answer carries (0: the whole
+            JPEG at once). On a slow line a snapshot then travels in pieces the host asks
+            for one by one, and the results keep flowing between them; the JPEG is held
+            for the continuations until the next new snapshot.
+
+    Raises:
+        ValueError: a negative ``snapshot_chunk``.
+    """
+
+    def __init__(self, services: DeviceServices, *, snapshot_chunk: int = 0) -> None:
+        if snapshot_chunk < 0:
+            raise ValueError("snapshot_chunk must be >= 0")
         self._services = services
+        self._snapshot_chunk = snapshot_chunk
+        self._held_snapshot: Snapshot | None = None  # of the latest new snapshot request
 
     def __call__(self, request: pb.Request) -> pb.Response:
         kind = request.WhichOneof("body")
@@ -111,7 +127,23 @@ class Dispatcher:
     def _on_snapshot(self, request: pb.SnapshotRequest) -> pb.Response:
         if request.quality > 100:
             raise RequestFailed(pb.STATUS_INVALID_ARGUMENT, "JPEG quality must be 0..100")
-        return pb.Response(snapshot=codec.snapshot_to_pb(self._services.snapshot(request.quality)))
+        if request.frame_id:
+            snapshot = self._held_snapshot
+            if snapshot is None or snapshot.frame_id != request.frame_id:
+                raise RequestFailed(
+                    pb.STATUS_FAILED_PRECONDITION,
+                    f"the snapshot of frame {request.frame_id} is no longer held; take a new one",
+                )
+        else:
+            snapshot = self._held_snapshot = self._services.snapshot(request.quality)
+        size = len(snapshot.jpeg)
+        if request.offset > size:
+            raise RequestFailed(pb.STATUS_INVALID_ARGUMENT, f"offset {request.offset} past the {size}-byte JPEG")
+        limits = [n for n in (request.max_bytes, self._snapshot_chunk) if n > 0]
+        end = min(size, request.offset + min(limits)) if limits else size
+        answer = codec.snapshot_to_pb(replace(snapshot, jpeg=snapshot.jpeg[request.offset : end]))
+        answer.offset, answer.total_size = request.offset, size
+        return pb.Response(snapshot=answer)
 
 
 def _config_response(value: ConfigValue) -> pb.Response:

@@ -25,7 +25,7 @@ import logging
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import TracebackType
 from typing import Any, TypeVar
 
@@ -373,14 +373,36 @@ class Sensor:
     def snapshot(self, quality: int = 0, timeout: float | None = None) -> Snapshot:
         """Take a JPEG of the current camera frame (``quality`` 1..100, 0 = device default).
 
+        On a slow line the device sends the JPEG in pieces (results keep flowing between
+        them); this call asks for them in turn, all within ``timeout``.
+
         Raises:
             ValueError: quality out of range.
-            RpcError: ``FAILED_PRECONDITION`` before the first frame.
+            RpcError: ``FAILED_PRECONDITION`` before the first frame, or when the device no
+                longer holds the JPEG of a snapshot in pieces (another snapshot was taken).
+            SensorTimeout: the JPEG did not arrive whole within ``timeout``.
+            ProtocolError: a piece does not continue the JPEG where the last one ended.
         """
         if not 0 <= quality <= 100:
             raise ValueError("JPEG quality must be 0..100")
-        response = self._call(pb.Request(snapshot=pb.SnapshotRequest(quality=quality)), timeout)
-        return codec.snapshot_from_pb(response.snapshot)
+        deadline = time.monotonic() + (self.timeout if timeout is None else timeout)
+        first = self._call(pb.Request(snapshot=pb.SnapshotRequest(quality=quality)), timeout).snapshot
+        snapshot = codec.snapshot_from_pb(first)
+        pieces = [first.jpeg]
+        received = len(first.jpeg)
+        while received < first.total_size:  # a slow line: the device sends the JPEG in pieces
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise SensorTimeout(f"snapshot from {self.url}: {received} of {first.total_size} bytes in time")
+            request = pb.SnapshotRequest(frame_id=snapshot.frame_id, offset=received)
+            piece = self._call(pb.Request(snapshot=request), left).snapshot
+            if piece.offset != received or not piece.jpeg or received + len(piece.jpeg) > first.total_size:
+                raise ProtocolError(
+                    f"snapshot piece at offset {piece.offset} of {len(piece.jpeg)} bytes, asked {received}"
+                )
+            pieces.append(piece.jpeg)
+            received += len(piece.jpeg)
+        return replace(snapshot, jpeg=b"".join(pieces)) if len(pieces) > 1 else snapshot
 
     def ping(self, payload: bytes = b"", timeout: float | None = None) -> float:
         """Round-trip a payload through the device; returns the round-trip time in seconds.

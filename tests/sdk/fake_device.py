@@ -191,13 +191,18 @@ class FakeDevice:
         services: the fake camera/model side.
         server: the real firmware link end.
         sensor: the host session, once :meth:`connect` ran.
+
+    ``snapshot_chunk`` > 0 sends snapshots in pieces of that many bytes (as on a slow line).
     """
 
-    def __init__(self, url: str | None = None, services: FakeServices | None = None) -> None:
+    def __init__(
+        self, url: str | None = None, services: FakeServices | None = None, *, snapshot_chunk: int = 0
+    ) -> None:
         self.url = url or unique_url()
         self.services = services or FakeServices()
+        dispatcher = Dispatcher(self.services, snapshot_chunk=snapshot_chunk)
         self.server = LinkServer(
-            self.url, Dispatcher(self.services), on_connect=self.send_hello, write_timeout=1.0, reopen_interval=0.02
+            self.url, dispatcher, on_connect=self.send_hello, write_timeout=1.0, reopen_interval=0.02
         )
         self.sensor: seedcam.Sensor | None = None
         self._frame_ids = itertools.count()
@@ -286,11 +291,13 @@ class FakeDevice:
 
 @pytest.fixture
 def make_device() -> Iterator[Callable[..., FakeDevice]]:
-    """Factory: ``make_device(connect=True, **sensor_options)``; everything is closed afterwards."""
+    """Factory: ``make_device(connect=True, snapshot_chunk=0, **sensor_options)``; all closed afterwards."""
     made: list[FakeDevice] = []
 
-    def factory(*, connect: bool = True, services: FakeServices | None = None, **options: Any) -> FakeDevice:
-        dev = FakeDevice(services=services)
+    def factory(
+        *, connect: bool = True, services: FakeServices | None = None, snapshot_chunk: int = 0, **options: Any
+    ) -> FakeDevice:
+        dev = FakeDevice(services=services, snapshot_chunk=snapshot_chunk)
         made.append(dev)
         if connect:
             dev.connect(**options)

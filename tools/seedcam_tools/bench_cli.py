@@ -1,4 +1,4 @@
-"""``seedcam-tools bench pipeline|visionseed|soak``: the benchmark commands.
+"""``seedcam-tools bench pipeline|link|visionseed|soak``: the benchmark commands.
 
 Registered into the ``seedcam-tools`` parser by :func:`add_bench_commands`;
 ``bench push`` comes with the bundle commands (:mod:`seedcam_tools.bundle_cli`).
@@ -7,6 +7,7 @@ Registered into the ``seedcam-tools`` parser by :func:`add_bench_commands`;
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 from pathlib import Path
 
@@ -25,6 +26,18 @@ def cmd_bench_pipeline(args: argparse.Namespace) -> int:
     report = run_pipeline_benchmark(seconds=args.seconds, fps=args.fps, out_json=args.json, progress=not args.quiet)
     sys.stdout.write(format_table(report) + "\n")
     if args.json:
+        sys.stdout.write(f"wrote {args.json}\n")
+    return EXIT_OK
+
+
+def cmd_bench_link(args: argparse.Namespace) -> int:
+    from seedcam_tools.bench_link import format_link_table, run_link_benchmark
+
+    if not args.quiet:
+        logging.basicConfig(level=logging.INFO, format="%(message)s")
+    report = run_link_benchmark(seconds=args.seconds, fps=args.fps, lines=args.lines.split(","), out_json=args.json)
+    sys.stdout.write(format_link_table(report) + "\n")
+    if args.json and not args.quiet:
         sys.stdout.write(f"wrote {args.json}\n")
     return EXIT_OK
 
@@ -56,6 +69,15 @@ def add_bench_commands(
     pipeline.add_argument("--json", type=Path, default=Path("bench-pipeline.json"))
     pipeline.add_argument("-q", "--quiet", action="store_true")
     pipeline.set_defaults(func=cmd_bench_pipeline)
+    link = which.add_parser(
+        "link", help="the default tasks on a scene of signs and a plate over 115200 / 921600 baud and a pty"
+    )
+    link.add_argument("--seconds", type=float, default=8.0, help="window per line (default 8)")
+    link.add_argument("--fps", type=float, default=30.0)
+    link.add_argument("--lines", default="115200,921600,pty", help="comma-separated: 115200, 921600, pty")
+    link.add_argument("--json", type=Path, default=None, help="also write the report here as JSON")
+    link.add_argument("-q", "--quiet", action="store_true")
+    link.set_defaults(func=cmd_bench_link)
     visionseed = which.add_parser("visionseed", help="per-frame cost of the VisionSeed send path, before and after")
     visionseed.add_argument("--frames", type=int, default=200, help="sends per pass (default 200)")
     visionseed.add_argument("--passes", type=int, default=50, help="passes per path and result (default 50)")

@@ -390,24 +390,34 @@ class TaskList(_message.Message):
     def __init__(self, enabled: _Optional[_Iterable[str]] = ..., available: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class SnapshotRequest(_message.Message):
-    __slots__ = ("quality",)
+    __slots__ = ("quality", "frame_id", "offset", "max_bytes")
     QUALITY_FIELD_NUMBER: _ClassVar[int]
+    FRAME_ID_FIELD_NUMBER: _ClassVar[int]
+    OFFSET_FIELD_NUMBER: _ClassVar[int]
+    MAX_BYTES_FIELD_NUMBER: _ClassVar[int]
     quality: int
-    def __init__(self, quality: _Optional[int] = ...) -> None: ...
+    frame_id: int
+    offset: int
+    max_bytes: int
+    def __init__(self, quality: _Optional[int] = ..., frame_id: _Optional[int] = ..., offset: _Optional[int] = ..., max_bytes: _Optional[int] = ...) -> None: ...
 
 class Snapshot(_message.Message):
-    __slots__ = ("jpeg", "frame_id", "capture_timestamp_us", "width", "height")
+    __slots__ = ("jpeg", "frame_id", "capture_timestamp_us", "width", "height", "offset", "total_size")
     JPEG_FIELD_NUMBER: _ClassVar[int]
     FRAME_ID_FIELD_NUMBER: _ClassVar[int]
     CAPTURE_TIMESTAMP_US_FIELD_NUMBER: _ClassVar[int]
     WIDTH_FIELD_NUMBER: _ClassVar[int]
     HEIGHT_FIELD_NUMBER: _ClassVar[int]
+    OFFSET_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_SIZE_FIELD_NUMBER: _ClassVar[int]
     jpeg: bytes
     frame_id: int
     capture_timestamp_us: int
     width: int
     height: int
-    def __init__(self, jpeg: _Optional[bytes] = ..., frame_id: _Optional[int] = ..., capture_timestamp_us: _Optional[int] = ..., width: _Optional[int] = ..., height: _Optional[int] = ...) -> None: ...
+    offset: int
+    total_size: int
+    def __init__(self, jpeg: _Optional[bytes] = ..., frame_id: _Optional[int] = ..., capture_timestamp_us: _Optional[int] = ..., width: _Optional[int] = ..., height: _Optional[int] = ..., offset: _Optional[int] = ..., total_size: _Optional[int] = ...) -> None: ...
 
 class PingRequest(_message.Message):
     __slots__ = ("payload",)
