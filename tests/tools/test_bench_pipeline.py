@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from seedcam_tools.bench_pipeline import (
-    LaneModelMissing,
+    ModelMissing,
     format_table,
     run_pipeline_benchmark,
 )
@@ -52,7 +52,7 @@ def test_benchmark_reports_sane_figures(tmp_path: Path) -> None:
     lat = report["latency_ms"]
     assert 0 < lat["p50"] <= lat["p95"] <= lat["max"] < 5000
     frames = report["result_frame_bytes"]
-    assert 20 < frames["lane_only"] < frames["lane_2det_1text"] < 4096
+    assert 20 < frames["lane_only"] < frames["lane_3det_1text"] < 4096
     assert report["results"] >= 10
     assert 0 < report["fps_achieved"] < 2 * report["fps_requested"]
     assert report["firmware_returncode"] == 0
@@ -70,7 +70,7 @@ def test_benchmark_reports_sane_figures(tmp_path: Path) -> None:
 
 
 def test_refuses_clearly_without_the_lane_model(tmp_path: Path) -> None:
-    with pytest.raises(LaneModelMissing, match="lane/manifest.json"):
+    with pytest.raises(ModelMissing, match="lane/manifest.json"):
         run_pipeline_benchmark(seconds=1, models_dir=tmp_path, progress=False)
     # no firmware was started, nothing written
     assert list(tmp_path.iterdir()) == []

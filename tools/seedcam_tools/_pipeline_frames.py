@@ -13,10 +13,9 @@ from typing import Any
 
 from seedcam.protocol.compact import CompactDecoder, CompactEncoder
 from seedcam.protocol.framing import Channel, Decoder, Frame, encode_frame
-from seedcam.types import Box, Detection, TextLine
 from seedcam_tools.bench_errors import BenchmarkError
 
-__all__ = ["decode_rate", "typical_result", "wire_bytes", "with_detections_and_text"]
+__all__ = ["decode_rate", "typical_result", "wire_bytes"]
 
 _READ_CHUNK = 65536  # what the SDK's reader thread asks the transport for
 
@@ -35,38 +34,6 @@ def typical_result(results: Sequence[Any]) -> Any:
     """The result whose wire size is the median of the run's."""
     sized = sorted(results, key=lambda r: len(wire_bytes(r, r.frame_id)))
     return sized[len(sized) // 2]
-
-
-def with_detections_and_text(result: Any) -> Any:
-    """``result`` plus two detections and one text line (what detect + OCR would add)."""
-    detections = (
-        Detection(2, "car", 0.91, Box(0.12, 0.40, 0.38, 0.71)),
-        Detection(0, "person", 0.78, Box(0.66, 0.35, 0.74, 0.69)),
-    )
-    text = (
-        TextLine(
-            "AB 1234",
-            0.88,
-            (0.97, 0.95, 0.6, 0.93, 0.9, 0.92, 0.89),
-            Box(0.20, 0.60, 0.31, 0.66),
-        ),
-    )
-    timings = dict(result.timings_us)
-    timings.update(
-        {
-            "task:detect": 9000,
-            "detect:invoke": 7000,
-            "task:ocr": 4000,
-            "ocr:invoke": 3000,
-        }
-    )
-    return replace(
-        result,
-        detections=detections,
-        text_lines=text,
-        model_ids=(*result.model_ids, "detect-int8@1.0.0", "ocr-int8@1.0.0"),
-        timings_us=timings,
-    )
 
 
 def decode_rate(template: Any, count: int, passes: int = 3) -> tuple[float, int]:

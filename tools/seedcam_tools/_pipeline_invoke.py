@@ -1,55 +1,74 @@
-"""The pipeline benchmark's model side: the lane int8 bundle loaded with the firmware's runtime, timed bare."""
+"""The pipeline benchmark's model side: the default tasks' int8 bundles timed bare with the firmware's runtime."""
 
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from seedcam.errors import BundleError
 from seedcam_firmware.camera.synthetic import SyntheticCamera
 from seedcam_firmware.errors import FirmwareError
-from seedcam_firmware.inference import Model, ModelManifest, load_manifest, preprocess
-from seedcam_tools.bench_errors import LaneModelMissing
+from seedcam_firmware.inference import Model, ModelManifest, load_interpreter, load_manifest, preprocess
+from seedcam_tools.bench_errors import ModelMissing
 
-__all__ = ["load_lane_model", "model_input", "time_bare_invokes", "time_runtime_invokes"]
+__all__ = ["BENCH_TASKS", "TaskModel", "load_task_models", "time_bare_invokes", "time_runtime_invokes"]
+
+#: the default tasks, in the order the firmware runs them
+BENCH_TASKS = ("lane", "detect", "ocr")
+#: tasks whose model reads the camera frame (the others read crops of it)
+_FRAME_TASKS = frozenset({"lane", "detect"})
 
 
-def load_lane_model(models_dir: Path, num_threads: int) -> tuple[ModelManifest, Model]:
-    """Load the lane int8 bundle with the firmware's runtime: (manifest, Model).
+@dataclass
+class TaskModel:
+    """One task's int8 model: its manifest, the firmware's Model, a bare interpreter and an input for each."""
 
-    Raises:
-        LaneModelMissing: no bundle, a broken bundle, or a model that does not load.
-    """
-    manifest_path = models_dir / "lane" / "manifest.json"
+    task: str
+    manifest: ModelManifest
+    model: Model
+    interpreter: Any
+    x: Any  #: float input, as the task hands it to ``Model.invoke``
+    xq: Any  #: the same, quantized to the tensor's dtype (what a bare ``set_tensor`` takes)
+
+
+def _load(models_dir: Path, task: str, num_threads: int, frame: np.ndarray) -> TaskModel:
+    manifest_path = models_dir / task / "manifest.json"
     if not manifest_path.is_file():
-        raise LaneModelMissing(
-            f"the pipeline benchmark needs the shipped lane int8 model, but {manifest_path} does not exist "
-            "(train and export the lane model first, or pass the folder holding lane/manifest.json)"
+        raise ModelMissing(
+            f"the pipeline benchmark needs the shipped {task} int8 model, but {manifest_path} does not exist "
+            f"(train and export it first, or pass the folder holding {task}/manifest.json)"
         )
     try:
         manifest = load_manifest(manifest_path, precision="int8")
         model = Model(
-            manifest.file,
-            input_shape=manifest.input_shape,
-            outputs=manifest.outputs,
-            num_threads=num_threads,
+            manifest.file, input_shape=manifest.input_shape, outputs=manifest.outputs, num_threads=num_threads
         )
+        interpreter = load_interpreter(manifest.file, num_threads=num_threads)
     except (BundleError, FirmwareError) as exc:
-        raise LaneModelMissing(f"lane int8 model bundle in {manifest_path.parent} is not usable: {exc}") from exc
-    return manifest, model
+        raise ModelMissing(f"{task} int8 model bundle in {manifest_path.parent} is not usable: {exc}") from exc
+    if task in _FRAME_TASKS:
+        x = preprocess(frame, manifest.input)
+    else:  # a crop's content does not change the invoke's time; its shape does
+        x = np.zeros(manifest.input_shape, np.float32)
+    return TaskModel(task, manifest, model, interpreter, x, model.quantize_input(x))
 
 
-def model_input(manifest: ModelManifest, model: Model) -> tuple[Any, Any]:
-    """A synthetic camera frame, preprocessed: (float input, input quantized to the tensor's dtype)."""
+def load_task_models(models_dir: Path, num_threads: int, tasks: tuple[str, ...] = BENCH_TASKS) -> list[TaskModel]:
+    """Load the int8 bundle of each task with the firmware's runtime.
+
+    Raises:
+        ModelMissing: a bundle is missing, broken, or its model does not load.
+    """
     camera = SyntheticCamera(seed=0)
     try:
-        frame = camera.read(timeout=5.0)
+        frame = camera.read(timeout=5.0).image
     finally:
         camera.close()
-    x = preprocess(frame.image, manifest.input)
-    xq = model.quantize_input(x)
-    return x, xq
+    return [_load(models_dir, task, num_threads, frame) for task in tasks]
 
 
 def time_bare_invokes(interp: Any, xq: Any, count: int) -> list[float]:
@@ -71,7 +90,7 @@ def time_bare_invokes(interp: Any, xq: Any, count: int) -> list[float]:
 
 
 def time_runtime_invokes(model: Model, x: Any, count: int) -> list[float]:
-    """``count`` calls of ``Model.invoke`` with the float input, as the lane task makes them."""
+    """``count`` calls of ``Model.invoke`` with the float input, as the tasks make them."""
     model.invoke(x)
     samples: list[float] = []
     for _ in range(count):

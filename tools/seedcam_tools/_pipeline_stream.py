@@ -1,4 +1,4 @@
-"""The pipeline benchmark's run: the emulated board (synthetic camera, lane task) streaming to the public SDK."""
+"""The pipeline benchmark's run: the emulated board (the default tasks on a scripted scene) streaming to the SDK."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from typing import Any
 import seedcam
 from seedcam_firmware.launcher import BoardStartError, EmulatedBoard
 from seedcam_tools.bench_errors import BenchmarkError
+from seedcam_tools.bench_link import SIGNS_AND_PLATE
 
 __all__ = ["RunData", "run_firmware"]
 
@@ -82,24 +83,31 @@ def run_firmware(
     models_dir: Path,
     num_threads: int,
     progress: bool,
+    tasks: tuple[str, ...],
 ) -> RunData:
-    """Start the board in ``workdir``, stream for ``seconds``, stop it; every result carries a lane timing.
+    """Start the board in ``workdir``, stream for ``seconds``, stop it; every result carries each task's timing.
+
+    The board runs ``tasks`` on the scene of :data:`seedcam_tools.bench_link.SIGNS_AND_PLATE`
+    (three signs and a plate), with ``pipeline.timings = "full"``.
 
     Raises:
         BenchmarkError: the firmware did not start, or delivered no usable results.
     """
     env = {k: v for k, v in os.environ.items() if not k.startswith("SEEDCAM_FW_")}  # only what is asked for
     env["PYTHONUNBUFFERED"] = "1"
+    scene = workdir / "scene.toml"
+    scene.write_text(SIGNS_AND_PLATE)
     board = EmulatedBoard(
-        "--camera", "synthetic", "--fps", f"{fps:g}", "--tasks", "lane",
-        workdir=workdir, overrides={
-            "models.dir": models_dir.resolve(), "runtime.num_threads": num_threads,
+        "--camera", "synthetic", "--fps", f"{fps:g}", "--tasks", ",".join(tasks),
+        workdir=workdir,
+        overrides={
+            "models.dir": models_dir.resolve(), "runtime.num_threads": num_threads, "camera.scene": scene,
             "pipeline.timings": "full",  # the per-stage figures travel only in full mode
         },
         env=env,
     )  # fmt: skip
     try:
-        _note(progress, "starting seedcam-firmware (pty, synthetic camera, %g fps, lane)", fps)
+        _note(progress, "starting seedcam-firmware (pty, scripted scene, %g fps, %s)", fps, ",".join(tasks))
         board.start().wait_ready(_START_TIMEOUT_S)
         _note(progress, "firmware ready: %s; streaming for %.1f s", board.ready_line, seconds)
         results, health, elapsed = _stream(board, seconds)
@@ -115,9 +123,10 @@ def run_firmware(
         returncode = board.terminate(_STOP_TIMEOUT_S)
     if not results:
         raise BenchmarkError(f"no results in {seconds:.1f} s of streaming: {board.log_tail(_LOG_CHARS, one_line=True)}")
-    missing_lane = sum(1 for r in results if "task:lane" not in r.timings_us)
-    if missing_lane:
-        raise BenchmarkError(
-            f"{missing_lane} of {len(results)} results carry no task:lane timing (lane task not running?)"
-        )
+    for task in tasks:
+        missing = sum(1 for r in results if f"task:{task}" not in r.timings_us)
+        if missing:
+            raise BenchmarkError(
+                f"{missing} of {len(results)} results carry no task:{task} timing ({task} task not running?)"
+            )
     return RunData(results, health, elapsed, returncode, board.ready_line)

@@ -19,19 +19,20 @@ def format_table(report: Mapping[str, Any]) -> str:
             "glue overhead",
             f"{report['glue_overhead_ratio']:.2f}",
             "x",
-            "per-frame task time / bare invoke, same run",
+            "per-frame task time / bare invokes of the same models, same run",
         ),
         (
-            "bare model invoke",
+            "bare model invokes",
             f"{report['bare_invoke_ms']:.3f}",
             "ms",
-            f"median of {report.get('bare_invoke_samples', '?')}, {env.get('num_threads', '?')} threads",
+            " + ".join(f"{task} {ms:.3f}" for task, ms in report["bare_invoke_ms_by_model"].items())
+            + f" (x {report['plates_read_per_frame']:g} plates); {env.get('num_threads', '?')} threads",
         ),
         (
             "per-frame time",
             f"{report['per_frame_ms']:.3f}",
             "ms",
-            "median task:lane in the firmware",
+            f"median sum of task:* in the firmware (invokes there {report['firmware_invoke_ms']:.3f} ms)",
         ),
         (
             "capture->result",
@@ -72,10 +73,10 @@ def format_table(report: Mapping[str, Any]) -> str:
             "on the wire, framing included",
         ),
         (
-            "Result frame, lane+2det+1text",
-            str(frames["lane_2det_1text"]),
+            "Result frame, lane+3det+1text",
+            str(frames["lane_3det_1text"]),
             "bytes",
-            "synthetic",
+            "the scene's median result, framing included",
         ),
         (
             "host decode rate",
@@ -109,7 +110,7 @@ def format_table(report: Mapping[str, Any]) -> str:
     if env:
         out.append(
             f"({env.get('cpu_count')} CPUs, load {', '.join(f'{v:.1f}' for v in env.get('loadavg', []))}, "
-            f"Python {env.get('python')}, {env.get('tflite_runtime')}, model {env.get('model_id')}, "
+            f"Python {env.get('python')}, {env.get('tflite_runtime')}, "
             f"{env.get('time_utc')})"
         )
     return "\n".join(out)

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from seedcam.errors import SensorError
 
-__all__ = ["BenchmarkError", "LaneModelMissing"]
+__all__ = ["BenchmarkError", "ModelMissing"]
 
 
 class BenchmarkError(SensorError):
     """The benchmark could not run (firmware did not start, no results, ...)."""
 
 
-class LaneModelMissing(BenchmarkError, FileNotFoundError):
-    """The shipped lane int8 model bundle is not there (or does not load)."""
+class ModelMissing(BenchmarkError, FileNotFoundError):
+    """A shipped int8 model bundle the benchmark times is not there (or does not load)."""

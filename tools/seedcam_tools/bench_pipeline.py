@@ -1,44 +1,47 @@
-"""End-to-end pipeline benchmark: the real firmware on a pty, the real SDK, the lane model.
+"""End-to-end pipeline benchmark: the real firmware on a pty, the real SDK, the default tasks' models.
 
-Machines running this are shared and noisy, so every figure that depends on CPU
-speed is also given as a ratio to a limit measured *in the same run*:
+The emulated board runs the default tasks (lane, detect, OCR) on a scripted scene
+with three signs and a plate (:data:`seedcam_tools.bench_link.SIGNS_AND_PLATE`) at
+30 fps, ``pipeline.timings = "full"``. Machines running this are shared and noisy,
+so every figure that depends on CPU speed is also given as a ratio to a limit
+measured *in the same run*:
 
 ``bare_invoke_ms``
-    Median wall time of one bare TFLite invoke of the lane int8 model, loaded with
-    the firmware's runtime (:class:`seedcam_firmware.inference.Model`, same
-    ``num_threads``) in this process: the input is a synthetic camera frame,
-    preprocessed and quantized once beforehand; one sample is
-    ``set_tensor`` + ``invoke``. Half of the samples are taken before the
-    firmware starts and half after it stops; the median is over all of them.
+    The sum, per frame, of the bare TFLite invokes of the same int8 models: lane +
+    detect + OCR x the plates read (the median number of plate detections). Each
+    model is loaded with the firmware's runtime (``load_interpreter``, same
+    ``num_threads``) in this process; one sample is ``set_tensor`` + ``invoke`` on a
+    preprocessed synthetic frame (a zero crop for OCR: content does not change a
+    CNN's time). Half of the samples are taken before the firmware starts and half
+    after it stops; the median per model is over all of them
+    (``bare_invoke_ms_by_model``).
 ``per_frame_ms``
-    Median over the run's results of the firmware's own ``task:lane`` timing:
-    the whole lane task on one frame (preprocess, quantize, invoke, dequantize,
-    decode), measured inside the firmware. ``capture_to_result_ms`` (capture
-    timestamp → Result built; adds the wait in the frame queue and, for the
-    synthetic camera, which stamps a frame when it starts rendering it, the render
-    time) and ``result_to_host_ms`` (the rest of the latency: send queue, encode,
-    pty, host decode) are reported next to it.
+    Median over the run's results of the sum of the firmware's ``task:*`` timings:
+    everything the tasks do on one frame (preprocess, quantize, invoke, decode,
+    crops), measured inside the firmware. ``stage_ms`` breaks it down by stage;
+    ``firmware_invoke_ms`` is the sum of the ``*:invoke`` stages, the models' time
+    inside the firmware (it shares the CPUs with the renderer and the other threads).
 ``glue_overhead_ratio``
-    ``per_frame_ms / bare_invoke_ms``: how much the task costs beyond the model.
+    ``per_frame_ms / bare_invoke_ms``: how much the tasks cost beyond their models.
 ``latency_ms``
     p50 / p95 of ``received_monotonic * 1e6 - capture_timestamp_us`` (the host's
     ``time.monotonic()`` at decode minus the sensor's capture time; one clock
-    because both run on this machine), in ms.
+    because both run on this machine), in ms. ``capture_to_result_ms`` is the part
+    inside the firmware up to the Result, ``result_to_host_ms`` the rest.
 ``result_frame_bytes``
-    Bytes on the wire (header, CRC, COBS and delimiter included) of a typical
-    Result: ``lane_only`` is the median over the run's real results,
-    ``lane_2det_1text`` the same result with two detections and one text line added.
+    Bytes on the wire (framing included, protocol 2's compact layout, summary
+    timings) of the run's median result (``lane_3det_1text``: what the scene gives)
+    and of the same result with its detections and text removed (``lane_only``).
 ``host_decode_results_per_s``
-    ``Decoder.feed`` + the compact decode (:mod:`seedcam.protocol.compact`) over N typical
-    lane-only frames pre-encoded into one byte string (fed in 64 KiB reads, as the
-    SDK's reader does); best of three passes.
+    ``Decoder.feed`` + the compact decode over N copies of the median result
+    pre-encoded into one byte string (fed in 64 KiB reads, as the SDK's reader
+    does); best of three passes, on this one core.
 ``line_rate_ratio_921600``
-    ``host_decode_results_per_s`` ÷ the results/s a 921600-baud 8N1 UART carries
-    (92160 bytes/s ÷ ``lane_only`` bytes).
+    ``host_decode_results_per_s`` ÷ the results/s a 921600-baud 8N1 UART carries.
 
 Entry points: :func:`run_pipeline_benchmark` (returns the report dict, optionally
 writes it as JSON) and :func:`format_table` (the report as a text table). The
-parts: the model timed bare (``_pipeline_invoke``), the run on the emulated board
+parts: the models timed bare (``_pipeline_invoke``), the run on the emulated board
 (``_pipeline_stream``), the wire sizes and host decode rate (``_pipeline_frames``)
 and the table (``_pipeline_table``).
 """
@@ -53,23 +56,29 @@ import platform
 import statistics
 import tempfile
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from seedcam_firmware import __version__ as firmware_version
 from seedcam_firmware.config import DEFAULT_MODELS_DIR, RuntimeConfig
-from seedcam_firmware.inference import load_interpreter
-from seedcam_tools._pipeline_frames import decode_rate, typical_result, wire_bytes, with_detections_and_text
-from seedcam_tools._pipeline_invoke import load_lane_model, model_input, time_bare_invokes, time_runtime_invokes
+from seedcam_tools._pipeline_frames import decode_rate, typical_result, wire_bytes
+from seedcam_tools._pipeline_invoke import (
+    BENCH_TASKS,
+    TaskModel,
+    load_task_models,
+    time_bare_invokes,
+    time_runtime_invokes,
+)
 from seedcam_tools._pipeline_stream import run_firmware
 from seedcam_tools._pipeline_table import format_table
-from seedcam_tools.bench_errors import BenchmarkError, LaneModelMissing
+from seedcam_tools.bench_errors import BenchmarkError, ModelMissing
 
 __all__ = [
     "UART_BAUD",
     "UART_BYTES_PER_S",
     "BenchmarkError",
-    "LaneModelMissing",
+    "ModelMissing",
     "format_table",
     "run_pipeline_benchmark",
 ]
@@ -96,12 +105,12 @@ def _note(progress: bool, message: str, *args: object) -> None:
     log.log(logging.INFO if progress else logging.DEBUG, message, *args)
 
 
-def _environment(interp: Any, manifest: Any, num_threads: int) -> dict[str, Any]:
+def _environment(models: Sequence[TaskModel], num_threads: int) -> dict[str, Any]:
     try:
         load = list(os.getloadavg())
     except OSError:
         load = []
-    runtime = type(interp).__module__.split(".")[0]
+    runtime = type(models[0].interpreter).__module__.split(".")[0]
     return {
         "time_utc": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "cpu_count": os.cpu_count(),
@@ -111,10 +120,7 @@ def _environment(interp: Any, manifest: Any, num_threads: int) -> dict[str, Any]
         "tflite_runtime": runtime,
         "num_threads": num_threads,
         "firmware_version": firmware_version,
-        "model_id": manifest.id,
-        "model_version": manifest.version,
-        "model_sha256": manifest.sha256,
-        "model_file": str(manifest.file),
+        "models": {m.task: {"id": m.manifest.id, "sha256": m.manifest.sha256} for m in models},
     }
 
 
@@ -134,11 +140,11 @@ def run_pipeline_benchmark(
     Args:
         seconds: how long to collect results from the firmware (after warm-up).
         fps: the synthetic camera's frame rate.
-        models_dir: the folder holding ``lane/manifest.json`` (default: the repository's
-            ``models/``, as the firmware uses).
+        models_dir: the folder holding ``lane/``, ``detect/`` and ``ocr/`` (default: the
+            repository's ``models/``, as the firmware uses).
         out_json: also write the report here as JSON.
         progress: log each step at INFO (else DEBUG).
-        invokes: bare model invokes for ``bare_invoke_ms`` (half before, half after the run).
+        invokes: bare invokes of each model for ``bare_invoke_ms`` (half before, half after the run).
         decode_frames: frames in the host decode test.
         num_threads: interpreter threads for both the firmware and the bare invoke
             (default: the firmware's default, ``runtime.num_threads``).
@@ -146,12 +152,12 @@ def run_pipeline_benchmark(
     Returns:
         The report: ``glue_overhead_ratio``, ``bare_invoke_ms``, ``per_frame_ms``,
         ``latency_ms`` {p50, p95, max}, ``result_frame_bytes`` {lane_only,
-        lane_2det_1text}, ``host_decode_results_per_s``, ``line_rate_ratio_921600``,
+        lane_3det_1text}, ``host_decode_results_per_s``, ``line_rate_ratio_921600``,
         the supporting figures and ``environment``.
 
     Raises:
         ValueError: a non-positive argument.
-        LaneModelMissing: the lane int8 bundle is missing or does not load.
+        ModelMissing: an int8 bundle of the default tasks is missing or does not load.
         BenchmarkError: the firmware did not start or delivered no usable results.
     """
     if seconds <= 0 or fps <= 0 or invokes < 2 or decode_frames < 1:
@@ -159,31 +165,27 @@ def run_pipeline_benchmark(
     models_dir = Path(models_dir) if models_dir is not None else Path(DEFAULT_MODELS_DIR)
     threads = num_threads if num_threads is not None else int(RuntimeConfig().num_threads)
 
-    manifest, model = load_lane_model(models_dir, threads)
-    x, xq = model_input(manifest, model)
-    interp = load_interpreter(manifest.file, num_threads=threads)
+    models = load_task_models(models_dir, threads)
     _note(
-        progress,
-        "bare invoke of %s (%d threads): %d samples before the run",
-        manifest.id,
-        threads,
-        invokes // 2,
+        progress, "bare invokes of %s (%d threads): %d samples each before the run", BENCH_TASKS, threads, invokes // 2
     )
-    bare = time_bare_invokes(interp, xq, invokes // 2)
-    runtime_invoke = time_runtime_invokes(model, x, max(10, invokes // 4))
+    bare = {m.task: time_bare_invokes(m.interpreter, m.xq, invokes // 2) for m in models}
+    runtime_invoke = {m.task: time_runtime_invokes(m.model, m.x, max(10, invokes // 4)) for m in models}
 
     with tempfile.TemporaryDirectory(prefix="seedcam-bench-") as tmp:
-        run = run_firmware(Path(tmp), seconds, fps, models_dir, threads, progress)
+        run = run_firmware(Path(tmp), seconds, fps, models_dir, threads, progress, BENCH_TASKS)
 
-    _note(progress, "bare invoke: %d samples after the run", invokes - invokes // 2)
-    bare += time_bare_invokes(interp, xq, invokes - invokes // 2)
-    environment = _environment(interp, manifest, threads)
-    del model, interp
+    _note(progress, "bare invokes: %d samples each after the run", invokes - invokes // 2)
+    for m in models:
+        bare[m.task] += time_bare_invokes(m.interpreter, m.xq, invokes - invokes // 2)
+    environment = _environment(models, threads)
+    del models
 
     results = sorted(run.results, key=lambda r: r.frame_id)
-    per_frame_us = [r.timings_us["task:lane"] for r in results]
+    per_frame_us = [sum(v for k, v in r.timings_us.items() if k.startswith("task:")) for r in results]
+    invoke_us = [sum(v for k, v in r.timings_us.items() if k.endswith(":invoke")) for r in results]
     capture_to_result_us = [r.timings_us.get("capture_to_result", 0) for r in results]
-    stage_names = sorted({k for r in results for k in r.timings_us if k.startswith("lane:")})
+    stage_names = sorted({k for r in results for k in r.timings_us if ":" in k})
     stages_ms = {k: statistics.median(r.timings_us.get(k, 0) for r in results) / 1e3 for k in stage_names}
     latencies_ms = [(r.received_monotonic * 1e6 - r.capture_timestamp_us) / 1e3 for r in results]
     result_to_host_ms = [lat - c / 1e3 for lat, c in zip(latencies_ms, capture_to_result_us, strict=True)]
@@ -192,25 +194,30 @@ def run_pipeline_benchmark(
     ids = [r.frame_id for r in results]
     host_missing = (ids[-1] - ids[0] + 1) - len(set(ids))
 
-    bare_ms = statistics.median(bare) * 1e3
+    plates = statistics.median(sum(1 for d in r.detections if d.label == "plate") for r in results)
+    bare_ms = {task: statistics.median(samples) * 1e3 for task, samples in bare.items()}
+    per_frame_bare_ms = sum(ms * (plates if task == "ocr" else 1) for task, ms in bare_ms.items())
     per_frame_ms = statistics.median(per_frame_us) / 1e3
 
     typical = typical_result(results)
-    lane_only = len(wire_bytes(typical, typical.frame_id))
-    rich = len(wire_bytes(with_detections_and_text(typical), typical.frame_id))
-    _note(progress, "host decode: %d frames of %d bytes", decode_frames, lane_only)
+    rich = len(wire_bytes(typical, typical.frame_id))
+    lane_only = len(wire_bytes(replace(typical, detections=(), text_lines=()), typical.frame_id))
+    _note(progress, "host decode: %d frames of %d bytes", decode_frames, rich)
     decode_per_s, blob_bytes = decode_rate(typical, decode_frames)
-    line_results_per_s = UART_BYTES_PER_S / lane_only
+    line_results_per_s = UART_BYTES_PER_S / rich
 
     health = run.health
     report: dict[str, Any] = {
-        "glue_overhead_ratio": per_frame_ms / bare_ms,
-        "bare_invoke_ms": bare_ms,
-        "bare_invoke_samples": len(bare),
-        "runtime_invoke_ms": statistics.median(runtime_invoke) * 1e3,
+        "glue_overhead_ratio": per_frame_ms / per_frame_bare_ms,
+        "bare_invoke_ms": per_frame_bare_ms,
+        "bare_invoke_ms_by_model": bare_ms,
+        "bare_invoke_samples": invokes,
+        "plates_read_per_frame": plates,
+        "runtime_invoke_ms_by_model": {t: statistics.median(v) * 1e3 for t, v in runtime_invoke.items()},
         "per_frame_ms": per_frame_ms,
-        "per_frame_definition": "median of the firmware's timings_us['task:lane'] (preprocess+invoke+decode)",
-        "lane_stage_ms": stages_ms,
+        "per_frame_definition": "median of the sum of the firmware's timings_us['task:*'] (lane, detect, ocr)",
+        "firmware_invoke_ms": statistics.median(invoke_us) / 1e3,
+        "stage_ms": stages_ms,
         "capture_to_result_ms": statistics.median(capture_to_result_us) / 1e3,
         "result_to_host_ms": statistics.median(result_to_host_ms),
         "latency_ms": {
@@ -229,15 +236,17 @@ def run_pipeline_benchmark(
             "frames_captured": health.frames_captured,
             "frames_processed": health.frames_processed,
             "frames_dropped": health.frames_dropped,
+            "results_dropped": health.results_dropped,
             "fps": health.fps,
         },
-        "result_frame_bytes": {"lane_only": lane_only, "lane_2det_1text": rich},
+        "result_frame_bytes": {"lane_only": lane_only, "lane_3det_1text": rich},
+        "detections_per_result": statistics.median(len(r.detections) for r in results),
         "host_decode_results_per_s": decode_per_s,
         "host_decode_frames": decode_frames,
         "host_decode_bytes": blob_bytes,
         "line_results_per_s_921600": line_results_per_s,
         "line_rate_ratio_921600": decode_per_s / line_results_per_s,
-        "line_load_at_fps": achieved_fps * lane_only / UART_BYTES_PER_S,
+        "line_load_at_fps": achieved_fps * rich / UART_BYTES_PER_S,
         "firmware_returncode": run.firmware_returncode,
         "environment": environment,
     }
