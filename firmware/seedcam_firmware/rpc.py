@@ -127,7 +127,7 @@ class Dispatcher:
     def _on_snapshot(self, request: pb.SnapshotRequest) -> pb.Response:
         if request.quality > 100:
             raise RequestFailed(pb.STATUS_INVALID_ARGUMENT, "JPEG quality must be 0..100")
-        if request.frame_id:
+        if request.offset:  # a continuation of the held snapshot (frame 0 is a frame like any other)
             snapshot = self._held_snapshot
             if snapshot is None or snapshot.frame_id != request.frame_id:
                 raise RequestFailed(

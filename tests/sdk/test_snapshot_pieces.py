@@ -4,6 +4,7 @@ from __future__ import annotations
 
 # ruff: noqa: F811  (tests take the fixtures imported from fake_device as parameters)
 from collections.abc import Callable
+from dataclasses import replace
 
 import pytest
 from fake_device import FAKE_JPEG, WAIT_S, FakeDevice, device, make_device, wait_until  # noqa: F401
@@ -63,7 +64,7 @@ def test_a_device_that_sends_a_wrong_piece_is_a_protocol_error(make_device: Call
 
     def skipping(self: Dispatcher, request: pb.SnapshotRequest) -> pb.Response:
         response = real(self, request)
-        if request.frame_id:
+        if request.offset:
             response.snapshot.offset += 1  # a piece that does not continue the JPEG
         return response
 
@@ -71,3 +72,18 @@ def test_a_device_that_sends_a_wrong_piece_is_a_protocol_error(make_device: Call
         patch.setattr(Dispatcher, "_on_snapshot", skipping)
         with pytest.raises(seedcam.ProtocolError, match="snapshot piece at offset"):
             dev.sensor.snapshot(timeout=WAIT_S)
+
+
+def test_a_snapshot_of_frame_0_arrives_whole_in_pieces(make_device: Callable[..., FakeDevice]) -> None:
+    dev = make_device(snapshot_chunk=100, reconnect=False)
+    assert dev.sensor is not None
+    real = type(dev.services).snapshot
+
+    def first_frame(services: object, quality: int) -> seedcam.Snapshot:
+        return replace(real(services, quality), frame_id=0)  # a camera's first frame is frame 0
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(type(dev.services), "snapshot", first_frame)
+        snapshot = dev.sensor.snapshot(timeout=WAIT_S)
+    assert (snapshot.frame_id, snapshot.jpeg) == (0, FAKE_JPEG)
+    assert dev.services.calls.count("snapshot") == 1
