@@ -320,6 +320,19 @@ def test_outputs_of_enabled_tasks_are_merged_in_order() -> None:
     assert a.images[0] is frame.image and b.images[0] is frame.image
 
 
+def test_the_cameras_stages_join_the_timings_and_latency_counts_from_the_capture_stamp() -> None:
+    a, _ = _tasks()
+    runner = TaskRunner([a], ["a"])
+    stamp_us = time.monotonic_ns() // 1000
+    frame = Frame(41, stamp_us, np.zeros((H, W, 3), np.uint8), timings_us={"camera:render": 9_000_000})
+    result = runner.process(frame)
+    done_us = time.monotonic_ns() // 1000
+    assert result.timings_us["camera:render"] == 9_000_000
+    assert set(result.timings_us) == {"camera:render", "task:a", "a:invoke", "capture_to_result"}
+    assert 0 <= result.timings_us["capture_to_result"] <= done_us - stamp_us  # the render is not in it
+    assert result.capture_timestamp_us == stamp_us
+
+
 def test_disabled_tasks_do_not_run_and_close_closes_all() -> None:
     a, b = _tasks()
     runner = TaskRunner([a, b], ["a"])

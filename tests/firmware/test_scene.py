@@ -8,6 +8,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from seedcam_firmware.camera import synthetic
 from seedcam_firmware.camera.synthetic import SyntheticCamera
 from seedcam_firmware.errors import CameraError
 from seedcam_firmware.scene import (
@@ -163,7 +164,8 @@ def test_synthetic_camera_paces_frames_and_reports_truth() -> None:
         cam.read(timeout=0.0)  # the next frame is ~250 ms away
     second = cam.read(timeout=2.0)
     assert second.frame_id == 1
-    assert second.timestamp_us - first.timestamp_us >= 240_000
+    started = [f.timestamp_us - f.timings_us["camera:render"] for f in (first, second)]
+    assert started[1] - started[0] >= 240_000  # paced by when rendering starts, whatever a render takes
     assert second.truth.lane.status == "ok"
     cam.close()
     cam.close()
@@ -178,3 +180,28 @@ def test_scripted_camera_repeats_the_scene_with_fresh_noise() -> None:
     assert a.truth == b.truth and a.truth.lane.offset_m == 0.05
     assert a.truth.objects[0].text == "AGV-042"
     assert not np.array_equal(a.image, b.image)
+
+
+def test_a_rendered_frame_is_stamped_when_ready_and_reports_its_render_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The capture stamp marks the end of rendering (a camera's end of readout), not its start."""
+    render_ns = 30_000_000
+    spans: list[tuple[int, int]] = []
+
+    def slow_render(*args: object, **kwargs: object) -> object:
+        started = time.monotonic_ns()
+        out = render(*args, **kwargs)  # type: ignore[arg-type]
+        while time.monotonic_ns() - started < render_ns:  # a renderer at least 30 ms slow, on the clock itself
+            pass
+        spans.append((started, time.monotonic_ns()))
+        return out
+
+    monkeypatch.setattr(synthetic, "render", slow_render)
+    with SyntheticCamera(fps=1000.0, seed=3) as cam:
+        frames = [cam.read(timeout=1.0) for _ in range(2)]
+        returned_us = time.monotonic_ns() // 1000
+    for frame, (started, finished) in zip(frames, spans, strict=True):
+        assert finished // 1000 <= frame.timestamp_us <= returned_us  # stamped after the render returned
+        render_us = frame.timings_us["camera:render"]
+        assert (finished - started) // 1000 <= render_us + 1  # the render time on its own ...
+        assert frame.timestamp_us - render_us <= started // 1000 + 1  # ... ending at the stamp
+    assert frames[1].timestamp_us > frames[0].timestamp_us

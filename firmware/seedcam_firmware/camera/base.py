@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import abc
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
 
@@ -18,15 +19,21 @@ class Frame:
 
     Attributes:
         frame_id: monotonically increasing per source, starting at 0.
-        timestamp_us: capture time on the sensor's monotonic clock, microseconds.
+        timestamp_us: capture time on the sensor's monotonic clock, microseconds:
+            when the image was ready, as a real camera stamps the end of exposure
+            and readout (a rendered camera: when rendering finished), so that the
+            capture-to-result latency counts the sensor's work and not the source's.
         image: H x W x 3 uint8 image in BGR order (OpenCV's convention).
         truth: ground truth when the source knows it (synthetic scenes), else None.
+        timings_us: stages the source timed before ``timestamp_us`` (``"camera:render"``),
+            microseconds; the task runner adds them to the Result's timings.
     """
 
     frame_id: int
     timestamp_us: int
     image: np.ndarray
     truth: Any = None
+    timings_us: Mapping[str, int] = field(default_factory=dict)
 
 
 class CameraSource(abc.ABC):

@@ -12,7 +12,10 @@ from ..errors import CameraError
 from ..scene import CameraModel, SceneSpec, SyntheticDrive, render
 from .base import CameraSource, Frame
 
-__all__ = ["RenderedCamera", "SyntheticCamera"]
+__all__ = ["RENDER_STAGE", "RenderedCamera", "SyntheticCamera"]
+
+#: the stage of a rendered frame's ``timings_us`` that holds its render time
+RENDER_STAGE = "camera:render"
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +57,11 @@ class RenderedCamera(CameraSource):
     def read(self, timeout: float) -> Frame:
         """Wait for the next frame time (at most ``timeout`` s) and render the frame.
 
+        The frame is stamped when rendering has finished (a real camera stamps
+        the end of its readout), and the render time is its ``timings_us``
+        entry ``"camera:render"``: the renderer stands in for the scene, not
+        for the sensor, so the capture-to-result latency leaves it out.
+
         Raises:
             CameraError: the camera is closed, the next frame is due later than
                 ``timeout`` from now, or its scene did not come within ``timeout``.
@@ -71,9 +79,11 @@ class RenderedCamera(CameraSource):
             raise CameraError(f"{self.kind} camera is closed")
         spec = self._next_scene(deadline)
         self._next_ns = max(self._next_ns + self._period_ns, time.monotonic_ns())
-        stamp_us = time.monotonic_ns() // 1000  # the "exposure" starts when rendering does
+        started_ns = time.monotonic_ns()
         image, truth = render(spec, self._camera, rng=self._noise)
-        frame = Frame(self._frame_id, stamp_us, image, truth)
+        ready_ns = time.monotonic_ns()  # stamped when ready, as a camera stamps the end of readout
+        render_us = (ready_ns - started_ns) // 1000
+        frame = Frame(self._frame_id, ready_ns // 1000, image, truth, {RENDER_STAGE: render_us})
         self._frame_id += 1
         return frame
 

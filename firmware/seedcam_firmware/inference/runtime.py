@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ModelError
+from .preprocess import PixelEncoding, pixel_encoding, quantize
 
 __all__ = ["Model", "load_interpreter"]
 
@@ -152,10 +153,16 @@ class Model:
         Then a caller may feed the resized uint8 image directly and skip the
         float round trip (a full-INT8 model calibrated on 0..1 inputs).
         """
-        if np.dtype(self._input["dtype"]) != np.uint8:
-            return False
-        scale, zero = self._input["quantization"]
-        return bool(scale) and abs(std * scale - 1.0) < 1e-6 and abs(zero + mean / std / scale) < 1e-6
+        return self.pixel_encoding(mean, std) == PixelEncoding("uint8", 0)
+
+    def pixel_encoding(self, mean: float, std: float) -> PixelEncoding:
+        """How uint8 pixels normalised by ``mean``/``std`` become this model's input (:func:`pixel_encoding`).
+
+        A quantised input whose quantisation is a pure shift of the pixels takes
+        the shifted pixels (no float arithmetic, the same integers); any other
+        input takes the float ``(pixels - mean) / std``.
+        """
+        return pixel_encoding(mean, std, np.dtype(self._input["dtype"]), self._input["quantization"])
 
     @property
     def input_details(self) -> dict[str, Any]:
@@ -177,9 +184,7 @@ class Model:
             return x  # already quantized by the caller
         if scale == 0:
             raise ModelError(f"{self.path}: quantized input without quantization parameters")
-        info = np.iinfo(dtype)
-        q = np.round(x.astype(np.float32) / np.float32(scale) + zero)
-        return np.clip(q, info.min, info.max).astype(dtype)
+        return quantize(x, dtype, scale, zero)
 
     def invoke(self, x: np.ndarray, names: Collection[str] | None = None) -> dict[str, np.ndarray]:
         """Run once. ``x`` is the preprocessed float input (or already-quantized ints).

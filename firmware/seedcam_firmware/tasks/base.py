@@ -4,6 +4,11 @@ A task may read what other tasks found in the same frame (the OCR task reads
 the detector's plates): it names them in ``requires`` and the runner then runs
 them first and hands their outputs to ``run(image, prior)``.
 
+The runner wraps each frame in one :class:`~seedcam_firmware.inference.prepared.PreparedFrame`
+and hands it to every task (:meth:`Task.run_prepared`): the model inputs are
+made once per frame and shared by the tasks whose models take the same input.
+A task that implements only ``run(image, prior)`` gets the image, as before.
+
 The runner merges what the tasks found into the frame's Result field by field:
 every finding of :class:`TaskOutput` is the Result field of the same name, a
 tuple field concatenated over the tasks in run order, a single value
@@ -31,7 +36,8 @@ from seedcam_firmware import __version__
 from seedcam_firmware.camera.base import Frame
 from seedcam_firmware.errors import ConfigError, TaskUnavailable
 from seedcam_firmware.inference.manifest import ModelManifest, load_manifest
-from seedcam_firmware.inference.preprocess import InputSpec, crop_resize, normalise
+from seedcam_firmware.inference.prepared import PreparedFrame, as_prepared
+from seedcam_firmware.inference.preprocess import InputSpec, PixelEncoding, encode_pixels
 from seedcam_firmware.inference.runtime import Model
 
 if TYPE_CHECKING:
@@ -94,7 +100,7 @@ class Task(abc.ABC):
 
     A subclass sets ``name`` (its catalog name) and ``model`` (what the host
     sees of its model) and implements :meth:`run`; it may override
-    ``requires``, :meth:`configure` and :meth:`close`.
+    ``requires``, :meth:`run_prepared`, :meth:`configure` and :meth:`close`.
 
     Attributes:
         name: the task's name in the catalog.
@@ -116,6 +122,20 @@ class Task(abc.ABC):
             prior: each task of ``requires`` that is enabled → its output for this
                 frame (a required task that is not enabled is absent).
         """
+
+    def run_prepared(self, frame: PreparedFrame, prior: Mapping[str, TaskOutput] = NO_PRIOR) -> TaskOutput:
+        """Process one frame handed over by the runner with the model inputs it shares between tasks.
+
+        The runner calls this, not :meth:`run`. The default runs :meth:`run` on
+        ``frame.image``; a task that brings the frame to a model input overrides
+        it and takes the input from ``frame`` (``frame.tensor(spec, encoding)``),
+        so the tasks of a frame whose models take the same input make it once.
+
+        Args:
+            frame: the camera frame and its shared model inputs.
+            prior: as for :meth:`run`.
+        """
+        return self.run(frame.image, prior)
 
     def configure(self, config: FirmwareConfig) -> None:  # noqa: B027 - most tasks have nothing to configure
         """Take the live keys of a new configuration (default: nothing to take).
@@ -171,6 +191,11 @@ def model_info(manifest: ModelManifest) -> ModelInfo:
 class ModelTask(Task):
     """The part every model-backed task shares: the interpreter, its ModelInfo, preprocessing.
 
+    A subclass implements :meth:`run_prepared`, taking its input from the
+    frame with :meth:`frame_tensor` (then :meth:`run` on an image of its own
+    does the same, sharing nothing), or only :meth:`run`, as tasks written
+    before the runner shared inputs do.
+
     Args:
         manifest: the bundle (one precision).
         num_threads: interpreter threads.
@@ -192,20 +217,37 @@ class ModelTask(Task):
             delegate=delegate,
         )
         spec = manifest.input
-        self._raw_pixels = self._model.takes_raw_pixels(spec.mean, spec.std)
+        #: how the model takes its pixels (uint8 models calibrated on ``pixels / 255``: unchanged)
+        self.input_encoding: PixelEncoding = self._model.pixel_encoding(spec.mean, spec.std)
         self.model = model_info(manifest)
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.run is ModelTask.run and cls.run_prepared is Task.run_prepared:
+            raise TypeError(f"{cls.__name__} must implement run_prepared (or run)")
+
+    def run(self, image: np.ndarray, prior: Mapping[str, TaskOutput] = NO_PRIOR) -> TaskOutput:
+        """Process one frame on its own: :meth:`run_prepared` on a PreparedFrame of ``image`` alone."""
+        return self.run_prepared(PreparedFrame(image), prior)
 
     def input_tensor(self, pixels: np.ndarray) -> np.ndarray:
         """Model-size pixels (H x W x 3 uint8, in the model's channel order) to the input tensor.
 
-        Full-INT8 models calibrated on ``pixels / 255`` take the pixels themselves.
+        A quantised model whose quantisation is a shift of the pixels takes them
+        shifted (uint8 models calibrated on ``pixels / 255``: the pixels themselves,
+        not copied); others take the float ``(pixels - mean) / std``.
         """
-        batch = pixels[None]
-        return batch if self._raw_pixels else normalise(batch, self.manifest.input)
+        return encode_pixels(pixels, self.manifest.input, self.input_encoding)
 
-    def frame_tensor(self, image: np.ndarray) -> np.ndarray:
-        """A BGR camera frame, cropped and resized by the manifest's InputSpec, to the input tensor."""
-        return self.input_tensor(crop_resize(image, self.manifest.input))
+    def frame_tensor(self, frame: PreparedFrame | np.ndarray) -> np.ndarray:
+        """A camera frame, cropped and resized by the manifest's InputSpec, as the input tensor.
+
+        Given the runner's PreparedFrame, the tensor is the one the frame's other
+        tasks with the same input share (read-only; the first task to ask pays for
+        it, see :class:`~seedcam_firmware.inference.prepared.PreparedFrame`); given
+        a BGR image, it is made for this call alone.
+        """
+        return as_prepared(frame).tensor(self.manifest.input, self.input_encoding)
 
     @property
     def input_spec(self) -> InputSpec:
@@ -396,14 +438,22 @@ class TaskRunner:
             done.append(task.configure)
 
     def process(self, frame: Frame) -> Result:
-        """Run every enabled task on ``frame``; an empty Result when none is enabled."""
+        """Run every enabled task on ``frame``; an empty Result when none is enabled.
+
+        The tasks share one :class:`~seedcam_firmware.inference.prepared.PreparedFrame`
+        of the frame: a model input is made by the first task that needs it (its
+        ``<task>:preprocess`` timing pays for it) and reused by the others. The
+        Result's timings start with the stages the camera timed (``camera:render``),
+        which came before the capture timestamp and are not in ``capture_to_result``.
+        """
         order = self._order
-        timings: dict[str, int] = {}
+        timings: dict[str, int] = dict(frame.timings_us)
         outputs: dict[str, TaskOutput] = {}
         model_ids: dict[str, None] = {}
+        prepared = PreparedFrame(frame.image)
         for task in order:
             start = time.perf_counter()
-            output = self._run_one(task, frame, outputs)
+            output = self._run_one(task, frame, prepared, outputs)
             timings[f"task:{task.name}"] = elapsed_us(start)
             if output is None:
                 continue
@@ -423,11 +473,13 @@ class TaskRunner:
             **merge_findings(outputs.values()),
         )
 
-    def _run_one(self, task: Task, frame: Frame, outputs: Mapping[str, TaskOutput]) -> TaskOutput | None:
+    def _run_one(
+        self, task: Task, frame: Frame, prepared: PreparedFrame, outputs: Mapping[str, TaskOutput]
+    ) -> TaskOutput | None:
         """One task on one frame; None (logged once per run of failures) when it raises."""
         prior = MappingProxyType({name: outputs[name] for name in task.requires if name in outputs})
         try:
-            output = task.run(frame.image, prior)
+            output = task.run_prepared(prepared, prior)
         except Exception:  # one task's failure must not cost the other tasks their results
             if task.name not in self._failing:
                 self._failing.add(task.name)

@@ -5,12 +5,11 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 
-import numpy as np
-
 from seedcam.types import Classification
 from seedcam_firmware.config import FirmwareConfig
 from seedcam_firmware.inference.classify import top_k
 from seedcam_firmware.inference.manifest import ModelManifest
+from seedcam_firmware.inference.prepared import PreparedFrame
 from seedcam_firmware.inference.validate import classifier_layout
 from seedcam_firmware.task_sections import ClassifyConfig
 from seedcam_firmware.tasks.base import NO_PRIOR, ModelTask, Task, TaskOutput, elapsed_us, load_task_manifest
@@ -42,10 +41,10 @@ class ClassifyTask(ModelTask):
         """Take ``classify.top_k`` (next frame on)."""
         self.top_k = config.section(ClassifyConfig).top_k
 
-    def run(self, image: np.ndarray, prior: Mapping[str, TaskOutput] = NO_PRIOR) -> TaskOutput:
+    def run_prepared(self, frame: PreparedFrame, prior: Mapping[str, TaskOutput] = NO_PRIOR) -> TaskOutput:
         k = self.top_k
         start = time.perf_counter()
-        tensor = self.frame_tensor(image)
+        tensor = self.frame_tensor(frame)  # shared with the frame's other tasks of this input
         preprocess_us = elapsed_us(start)
         invoked = time.perf_counter()
         scores = self._model.invoke(tensor, (self.layout.output,))[self.layout.output]

@@ -23,6 +23,7 @@ from seedcam.types import Box, Detection
 from seedcam_firmware.config import FirmwareConfig
 from seedcam_firmware.inference.detection import DetectionParams, RawDetection, make_detection_decoder
 from seedcam_firmware.inference.manifest import ModelManifest
+from seedcam_firmware.inference.prepared import PreparedFrame, as_prepared
 from seedcam_firmware.inference.preprocess import crop_rows
 from seedcam_firmware.task_sections import DetectConfig
 from seedcam_firmware.tasks.base import NO_PRIOR, ModelTask, Task, TaskOutput, elapsed_us, load_task_manifest
@@ -100,18 +101,24 @@ class DetectTask(ModelTask):
         params = DetectionParams(section.score_threshold, section.iou_threshold, section.max_detections)
         self.params = params  # one attribute swap: the inference thread sees the old or the new, never a mix
 
-    def detect(self, image: np.ndarray) -> tuple[tuple[Detection, ...], dict[str, int]]:
-        """Detections in a BGR frame (boxes normalised to the frame), and the stage timings."""
+    def detect(self, frame: PreparedFrame | np.ndarray) -> tuple[tuple[Detection, ...], dict[str, int]]:
+        """Detections in a frame (boxes normalised to the frame), and the stage timings.
+
+        Args:
+            frame: the runner's PreparedFrame (its input shared with the frame's
+                other tasks), or a BGR image.
+        """
         params = self.params
         start = time.perf_counter()
-        tensor = self.frame_tensor(image)
+        prepared = as_prepared(frame)
+        tensor = self.frame_tensor(prepared)
         preprocess_us = elapsed_us(start)
         invoked = time.perf_counter()
         outputs = self._model.invoke(tensor, self._decoder.output_names)
         invoke_us = elapsed_us(invoked)
         decoded = time.perf_counter()
         raw = self._decoder.decode(outputs, params)
-        detections = self._to_frame(raw, image.shape[0])
+        detections = self._to_frame(raw, prepared.image.shape[0])
         timings = {
             "detect:preprocess": preprocess_us,
             "detect:invoke": invoke_us,
@@ -130,8 +137,8 @@ class DetectTask(ModelTask):
             out.append(Detection(class_id=det.class_id, label=label, score=float(det.score), box=box))
         return tuple(out)
 
-    def run(self, image: np.ndarray, prior: Mapping[str, TaskOutput] = NO_PRIOR) -> TaskOutput:
-        detections, timings = self.detect(image)
+    def run_prepared(self, frame: PreparedFrame, prior: Mapping[str, TaskOutput] = NO_PRIOR) -> TaskOutput:
+        detections, timings = self.detect(frame)
         return TaskOutput(detections=detections, timings_us=timings)
 
 

@@ -5,11 +5,10 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 
-import numpy as np
-
 from seedcam.types import LaneState, LaneStatus
 from seedcam_firmware.config import FirmwareConfig
 from seedcam_firmware.inference.lane import decode_lane
+from seedcam_firmware.inference.prepared import PreparedFrame
 from seedcam_firmware.tasks.base import NO_PRIOR, ModelTask, Task, TaskOutput, elapsed_us, load_task_manifest
 
 __all__ = ["LaneTask", "load_lane_task"]
@@ -28,9 +27,9 @@ class LaneTask(ModelTask):
 
     name = "lane"
 
-    def run(self, image: np.ndarray, prior: Mapping[str, TaskOutput] = NO_PRIOR) -> TaskOutput:
+    def run_prepared(self, frame: PreparedFrame, prior: Mapping[str, TaskOutput] = NO_PRIOR) -> TaskOutput:
         start = time.perf_counter()
-        tensor = self.frame_tensor(image)
+        tensor = self.frame_tensor(frame)  # shared with the frame's other tasks of this input
         preprocess_us = elapsed_us(start)
         invoked = time.perf_counter()
         outputs = self._model.invoke(tensor, _DECODED_OUTPUTS)

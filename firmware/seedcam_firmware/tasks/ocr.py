@@ -38,6 +38,7 @@ from seedcam_firmware.errors import ConfigError, ModelError
 from seedcam_firmware.inference.ctc import TextConstraint, TextReading, beam_decode, greedy_decode
 from seedcam_firmware.inference.manifest import ModelManifest
 from seedcam_firmware.inference.plate import crop_plate
+from seedcam_firmware.inference.prepared import PreparedFrame
 from seedcam_firmware.inference.preprocess import crop_resize
 from seedcam_firmware.inference.validate import ctc_layout
 from seedcam_firmware.task_sections import OcrConfig
@@ -142,11 +143,11 @@ class OcrTask(ModelTask):
             constraint=constraint,
         )
 
-    def run(self, image: np.ndarray, prior: Mapping[str, TaskOutput] = NO_PRIOR) -> TaskOutput:
+    def run_prepared(self, frame: PreparedFrame, prior: Mapping[str, TaskOutput] = NO_PRIOR) -> TaskOutput:
         """Read the plates of this frame.
 
         Args:
-            image: the BGR frame at full resolution.
+            frame: the frame (the detector run here shares its input with the frame's other tasks).
             prior: the outputs of the tasks run before in this frame; with a
                 ``"detect"`` entry its detections are read, else the detector runs here.
 
@@ -159,12 +160,12 @@ class OcrTask(ModelTask):
             detections = prior["detect"].detections
         elif self._detector is not None:
             start = time.perf_counter()
-            detections, _ = self._detector.detect(image)
+            detections, _ = self._detector.detect(frame)
             timings["ocr:detect"] = elapsed_us(start)
             extra_models = (self._detector.model.id,)
         else:
             raise ModelError("the ocr task has no detections to read and no detector to run")
-        lines, read_timings = self.read(image, detections)
+        lines, read_timings = self.read(frame.image, detections)
         timings.update(read_timings)
         return TaskOutput(text_lines=lines, timings_us=timings, model_ids=extra_models)
 
