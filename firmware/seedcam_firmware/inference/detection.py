@@ -182,7 +182,9 @@ class SsdAnchorDecoder:
         scores = activate(_tensor(outputs, self.output_names[1], (n, self.score_columns)), self.score_activation)
         if self.background_class:
             scores = scores[:, 1:]
-        return select_dense(decode_boxes(enc, self.anchors, self.box_scales), scores, params)
+        # only anchors with a candidate need their box: the same candidates, in the same order, at a fraction
+        hit = np.flatnonzero((scores >= params.score_threshold).any(axis=1))
+        return select_dense(decode_boxes(enc[hit], self.anchors[hit], self.box_scales), scores[hit], params)
 
 
 class PostProcessDecoder:
