@@ -499,9 +499,16 @@ class CompactDecoder:
                 raise ValueError("detections cut short")
             labels = dictionary.detection_labels
             found = []
-            for _ in range(count):
+            for _ in range(count):  # the hot loop of a busy frame: the box unpacked inline
                 class_id, label = _entry(labels, payload[at])
-                found.append(Detection(class_id, label, payload[at + 1] / _SCORE_STEPS, _unpack_box(payload, at + 2)))
+                packed = int.from_bytes(payload[at + 2 : at + 7], "little")
+                box = Box(
+                    (packed & 0x3FF) / _BOX_STEPS,
+                    (packed >> 10 & 0x3FF) / _BOX_STEPS,
+                    (packed >> 20 & 0x3FF) / _BOX_STEPS,
+                    (packed >> 30 & 0x3FF) / _BOX_STEPS,
+                )
+                found.append(Detection(class_id, label, payload[at + 1] / _SCORE_STEPS, box))
                 at += 7
             detections = tuple(found)
         text_lines: tuple[TextLine, ...] = ()

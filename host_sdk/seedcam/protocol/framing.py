@@ -92,6 +92,10 @@ class Flag(enum.IntFlag):
 
 
 _DEFINED_FLAGS = functools.reduce(operator.or_, (int(flag) for flag in Flag), 0)
+#: header byte -> member, looked up per frame (an enum call costs more than the rest of the header)
+_CHANNELS = {int(channel): channel for channel in Channel}
+_RESPONSE_BIT = int(Flag.RESPONSE)
+_FLAGS = {value: Flag(value) for value in range(_DEFINED_FLAGS + 1) if not value & ~_DEFINED_FLAGS}
 
 
 @dataclass(frozen=True)
@@ -290,7 +294,7 @@ class Decoder:
             self.counters.resyncs += 1
             self.counters.bytes_dropped += len(encoded) + 1
             return None
-        deliver, lost = self._sequence.accept(frame.channel, frame.seq, bool(frame.flags & Flag.RESPONSE))
+        deliver, lost = self._sequence.accept(frame.channel, frame.seq, bool(int(frame.flags) & _RESPONSE_BIT))
         if not deliver:
             self.counters.duplicates += 1
             self.counters.bytes_dropped += len(encoded) + 1
@@ -321,11 +325,12 @@ class Decoder:
         if flags & ~_DEFINED_FLAGS:
             self.counters.bad_flags += 1
             return None
-        try:
-            frame = Frame(Channel(channel), seq, body[_HEADER.size :], Flag(flags), version)
-        except ValueError:
+        known = _CHANNELS.get(channel)
+        if known is None:
             self.counters.decode_errors += 1
             return None
+        flag = _FLAGS.get(flags)
+        frame = Frame(known, seq, body[_HEADER.size :], Flag(flags) if flag is None else flag, version)
         if len(frame.payload) > self.max_frame_size:
             self.counters.oversize += 1
             return None
