@@ -215,7 +215,8 @@ def cmd_train_ocr(args: argparse.Namespace) -> int:
     work = args.work or args.out.parent / f"{args.out.name}-training"
     command = (
         f"seedcam-tools train-ocr --out {args.out} --seed {args.seed} --samples {args.samples} "
-        f"--epochs {args.epochs} --lr {args.lr:g} --random-world {args.random_world:g} "
+        + (f"--first-crop {args.first_crop} " if args.first_crop else "")
+        + f"--epochs {args.epochs} --lr {args.lr:g} --random-world {args.random_world:g} "
         + (f"--init-from {args.init_from} " if args.init_from else "")
         + f"--eval-samples {args.eval_samples}"
     )
@@ -229,6 +230,7 @@ def cmd_train_ocr(args: argparse.Namespace) -> int:
             work,
             seed=args.seed,
             samples=args.samples,
+            first_crop=args.first_crop,
             epochs=args.epochs,
             lr=args.lr,
             progress=not args.quiet,
@@ -444,6 +446,12 @@ def _parser() -> argparse.ArgumentParser:
     ocr.add_argument("--out", type=Path, default=Path("models/ocr"), help="bundle folder (default models/ocr)")
     ocr.add_argument("--seed", type=int, default=0)
     ocr.add_argument("--samples", type=int, default=40000, help="training plate crops")
+    ocr.add_argument(
+        "--first-crop",
+        type=int,
+        default=0,
+        help="seed of the first training crop (default 0); give a continued round fresh crops",
+    )
     ocr.add_argument("--epochs", type=int, default=8)
     ocr.add_argument("--lr", type=float, default=2e-3, help="peak learning rate (default 0.002)")
     ocr.add_argument(

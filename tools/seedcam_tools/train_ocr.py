@@ -264,6 +264,7 @@ def train_ocr(
     *,
     seed: int = 0,
     samples: int = 40000,
+    first_crop: int = 0,
     epochs: int = 8,
     batch_size: int = 64,
     lr: float = 2e-3,
@@ -279,7 +280,9 @@ def train_ocr(
     Args:
         out_dir: output folder (created).
         seed: Keras/TF/NumPy seed for weight init and shuffling.
-        samples: number of training crops (seeds ``0 .. samples-1``).
+        samples: number of training crops (seeds ``first_crop .. first_crop + samples - 1``).
+        first_crop: the seed of the first training crop: a continued round given another
+            one trains on crops the earlier rounds did not see.
         epochs: passes over the data.
         batch_size, lr: optimiser settings.
         progress: show progress bars / per-epoch logs.
@@ -287,17 +290,17 @@ def train_ocr(
         init_from: continue from this saved ``ocr.keras``, or a float32 ``.tflite`` of the same architecture.
 
     Raises:
-        ValueError: ``samples`` would reach the validation seeds, or < 1.
+        ValueError: the training seeds would reach the validation seeds, or ``samples`` < 1.
     """
-    if not 1 <= samples <= VAL_SEED_BASE:
-        raise ValueError(f"samples must be within 1..{VAL_SEED_BASE} (the validation seeds start there)")
+    if samples < 1 or first_crop < 0 or first_crop + samples > VAL_SEED_BASE:
+        raise ValueError(f"training crop seeds must lie within 0..{VAL_SEED_BASE} (the validation seeds start there)")
     assert VAL_SEED_BASE < HELDOUT_SEED_BASE
     assert TIME_STEPS * 4 == OCR_INPUT.width
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     t0 = time.monotonic()
     crops = out_dir / "crops"
-    train = generate_cached(crops, 0, samples, progress=progress, random_fraction=random_fraction)
+    train = generate_cached(crops, first_crop, samples, progress=progress, random_fraction=random_fraction)
     val = generate_cached(crops, VAL_SEED_BASE, max(64, min(1000, samples // 10)), random_fraction=random_fraction)
     render_secs = time.monotonic() - t0
     t0 = time.monotonic()
