@@ -19,6 +19,7 @@ from types import MappingProxyType
 from typing import ClassVar, TypeVar
 
 from seedcam.protocol.compact import TIMINGS_MODES
+from seedcam_firmware import factory
 from seedcam_firmware.config_schema import (
     KeySpec,
     Section,
@@ -57,8 +58,9 @@ PRECISIONS: tuple[str, ...] = ("int8", "float32")
 CAMERA_SOURCES: tuple[str, ...] = ("synthetic", "v4l2", "video", "folder", "sim")
 #: Wire protocols the link speaks: ours, or VisionSeed's (see ``seedcam_firmware.visionseed``).
 LINK_PROTOCOLS: tuple[str, ...] = ("seedcam", "visionseed")
-#: The repository's ``models/`` folder (the default model location in a checkout).
-DEFAULT_MODELS_DIR = str(Path(__file__).resolve().parents[2] / "models")
+#: The default ``models.dir``: the repository's ``models/`` in a checkout, the factory models
+#: inside the package when installed (:mod:`seedcam_firmware.factory`).
+DEFAULT_MODELS_DIR = str(factory.models_dir())
 _PUBLIC_KEY_RE = re.compile(r"[0-9a-fA-F]{64}")
 
 _C = TypeVar("_C", bound=type)
