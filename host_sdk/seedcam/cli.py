@@ -1,8 +1,15 @@
 """``seedcam``: the command-line tool. Every command is a thin layer over the SDK.
 
-Exit codes: 0 success, 1 user error (bad arguments, unknown key, no sensor
-found), 2 device or link error (timeout, link broken, device refused).
-The port comes from ``--port``, else ``$SEEDCAM_PORT``, else discovery.
+Exit codes: 0 success; 1 usage or user error (bad arguments or option values,
+unknown config key, bad bundle file, no sensor found); 2 device or link error
+(no answer in time, port busy or missing, link broken, device refused or
+failed); 130 interrupted (Ctrl-C or SIGTERM).
+
+The port comes from ``-p/--port``, else ``$SEEDCAM_PORT``, else discovery; a
+serial port's baud rate from the URL's ``?baud=``, else ``-b/--baud``, else
+``$SEEDCAM_BAUD``, else 921600. The options every command takes (``-p``, ``-b``,
+``--serial``, ``--timeout``, ``--json``, ``-q``, ``-v``, ``--trace``) may come
+before or after the command's name. ``--json`` prints one JSON object per line.
 """
 
 from __future__ import annotations
@@ -10,6 +17,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import logging
 import signal
 import sys
 import threading
@@ -19,14 +27,25 @@ from pathlib import Path
 from typing import TextIO
 
 import seedcam
-from seedcam._cli_common import EXIT_DEVICE, EXIT_INTERRUPTED, EXIT_OK, EXIT_USER, to_jsonable
+from seedcam._cli_common import (
+    EXIT_DEVICE,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_USER,
+    CliError,
+    to_jsonable,
+    write_json,
+)
+from seedcam._cli_port import BAUD_ENV, open_sensor
 from seedcam.agv.cli import add_agv_commands
 from seedcam.cli_updates import add_update_commands
 from seedcam.discovery import PORT_ENV
 from seedcam.errors import NoSensorFound, RpcError, SensorError
+from seedcam.transport.serial_port import DEFAULT_BAUDRATE
+from seedcam.transport.trace import TRACE_LOGGER
 from seedcam.types import Result
 
-__all__ = ["main", "format_result", "to_jsonable"]
+__all__ = ["EXIT_DEVICE", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USER", "main", "format_result", "to_jsonable"]
 
 _USER_STATUSES = {"INVALID_ARGUMENT", "NOT_FOUND"}
 
@@ -55,7 +74,7 @@ def format_result(result: Result) -> str:
 
 
 def _open(args: argparse.Namespace) -> seedcam.Sensor:
-    return seedcam.open(args.port, serial=args.serial, timeout=args.timeout)
+    return open_sensor(args)
 
 
 def cmd_ports(args: argparse.Namespace, out: TextIO) -> int:
@@ -64,7 +83,7 @@ def cmd_ports(args: argparse.Namespace, out: TextIO) -> int:
     ports = list_ports() if args.all else seedcam_ports()
     if args.json:
         for port in ports:
-            out.write(json.dumps(to_jsonable(port)) + "\n")
+            write_json(out, port)
         return EXIT_OK
     if not ports:
         out.write("no seedcam sensors found (use --all to list every serial port)\n")
@@ -80,7 +99,7 @@ def cmd_info(args: argparse.Namespace, out: TextIO) -> int:
     with _open(args) as sensor:
         info = sensor.info()
     if args.json:
-        out.write(json.dumps(to_jsonable(info)) + "\n")
+        write_json(out, info)
         return EXIT_OK
     out.write(f"serial number     {info.serial_number}\n")
     out.write(f"firmware          {info.firmware_version} (protocol {info.protocol_version}, board {info.board})\n")
@@ -105,7 +124,10 @@ def cmd_monitor(args: argparse.Namespace, out: TextIO) -> int:
             result = sensor.recv(timeout=min(wait, 1.0))
             if result is None:
                 continue
-            out.write((json.dumps(to_jsonable(result)) if args.json else format_result(result)) + "\n")
+            if args.json:
+                write_json(out, result)
+            else:
+                out.write(format_result(result) + "\n")
             out.flush()
             shown += 1
     return EXIT_OK
@@ -119,17 +141,23 @@ def _parse_value(text: str) -> object:
 
 
 def cmd_config(args: argparse.Namespace, out: TextIO) -> int:
+    if args.action == "set" and args.value is None:
+        raise CliError("config set needs KEY and VALUE")
     with _open(args) as sensor:
         if args.action == "get":
             value = sensor.config_get(args.key or "")
-            out.write((json.dumps(value, indent=2) if isinstance(value, dict) else json.dumps(value)) + "\n")
+            if args.json:
+                write_json(out, {"key": args.key or "", "value": value})
+            else:
+                out.write((json.dumps(value, indent=2) if isinstance(value, dict) else json.dumps(value)) + "\n")
             return EXIT_OK
         if args.action == "set":
-            if args.value is None:
-                raise ValueError("config set needs KEY and VALUE")
             stored = sensor.config_set(args.key, _parse_value(args.value))
         else:
             stored = sensor.config_reset(args.key or "")
+    if args.json:
+        write_json(out, stored)
+        return EXIT_OK
     note = "  (takes effect after a restart)" if stored.restart_required else ""
     out.write(f"{stored.key or '(all)'} = {json.dumps(stored.value)}{note}\n")
     return EXIT_OK
@@ -140,7 +168,7 @@ def cmd_models(args: argparse.Namespace, out: TextIO) -> int:
         models = sensor.models()
     for model in models:
         if args.json:
-            out.write(json.dumps(to_jsonable(model)) + "\n")
+            write_json(out, model)
         else:
             flag = "active" if model.active else "idle"
             out.write(f"{model.id:<28} {model.task:<10} {model.precision:<8} {flag:<6} {model.sha256[:12]}\n")
@@ -151,65 +179,119 @@ def cmd_snapshot(args: argparse.Namespace, out: TextIO) -> int:
     with _open(args) as sensor:
         snap = sensor.snapshot(args.quality)
     args.output.write_bytes(snap.jpeg)
+    if args.json:
+        fields = {"path": str(args.output), "frame_id": snap.frame_id, "width": snap.width, "height": snap.height}
+        write_json(out, {**fields, "bytes": len(snap.jpeg)})
+        return EXIT_OK
     out.write(f"wrote {args.output} ({snap.width}x{snap.height}, frame {snap.frame_id}, {len(snap.jpeg)} bytes)\n")
     return EXIT_OK
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="seedcam", description="Talk to a seedcam AI vision sensor.")
-    parser.add_argument("--version", action="version", version=f"%(prog)s {seedcam.__version__}")
-    parser.add_argument("-p", "--port", help=f"port or URL (default: ${PORT_ENV}, else the only sensor found)")
-    parser.add_argument("--timeout", type=float, default=5.0, help="seconds to wait for the device (default 5)")
-    parser.add_argument("--serial", help="the sensor with this USB serial number (see 'seedcam ports')")
-    commands = parser.add_subparsers(dest="command", required=True)
+def _shared_options(*, suppress: bool) -> argparse.ArgumentParser:
+    """The options every command takes, before or after its name.
 
-    ports = commands.add_parser("ports", help="list sensors (serial ports and raw USB, with VID/PID/serial and URL)")
+    The sub-commands get them with ``default=SUPPRESS``, so that one given before the
+    command's name is not overwritten by the sub-command's default.
+    """
+
+    def default(value: object) -> object:
+        return argparse.SUPPRESS if suppress else value
+
+    shared = argparse.ArgumentParser(add_help=False)
+    group = shared.add_argument_group("options of every command")
+    group.add_argument(
+        "-p", "--port", default=default(None), help=f"port or URL (default: ${PORT_ENV}, else the only sensor found)"
+    )
+    group.add_argument(
+        "-b",
+        "--baud",
+        default=default(None),
+        metavar="BAUD",
+        help=f"serial port baud rate (default: ${BAUD_ENV}, else {DEFAULT_BAUDRATE}; a URL's ?baud= wins)",
+    )
+    group.add_argument("--serial", default=default(None), help="the sensor with this USB serial number (see 'ports')")
+    group.add_argument("--timeout", type=float, default=default(5.0), help="seconds to wait for the device (default 5)")
+    group.add_argument(
+        "--json", action="store_true", default=default(False), help="print data as JSON, one object per line"
+    )
+    group.add_argument(
+        "-q", "--quiet", action="store_true", default=default(False), help="no progress bars; log errors only"
+    )
+    group.add_argument("-v", "--verbose", action="count", default=default(0), help="log more (-v: info, -vv: debug)")
+    group.add_argument(
+        "--trace",
+        action="store_true",
+        default=default(False),
+        help=f"log every byte sent and received, in hex (logger {TRACE_LOGGER})",
+    )
+    return shared
+
+
+def _parser() -> argparse.ArgumentParser:
+    shared = _shared_options(suppress=True)
+    parser = argparse.ArgumentParser(
+        prog="seedcam",
+        description="Talk to a seedcam AI vision sensor.",
+        parents=[_shared_options(suppress=False)],
+        epilog="exit codes: 0 ok, 1 usage or user error, 2 device or link error, 130 interrupted",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {seedcam.__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def add(name: str, text: str) -> argparse.ArgumentParser:
+        return commands.add_parser(name, parents=[shared], help=text, description=f"{text}.")
+
+    ports = add("ports", "list sensors (serial ports and raw USB, with VID/PID/serial and URL)")
     ports.add_argument("--all", action="store_true", help="list every serial port, not only seedcam sensors")
-    ports.add_argument("--json", action="store_true")
     ports.set_defaults(func=cmd_ports)
 
-    info = commands.add_parser("info", help="show device information")
-    info.add_argument("--json", action="store_true")
-    info.set_defaults(func=cmd_info)
+    add("info", "show device information").set_defaults(func=cmd_info)
 
-    monitor = commands.add_parser("monitor", help="show live results")
-    monitor.add_argument("--json", action="store_true", help="one JSON object per result")
+    monitor = add("monitor", "show live results")
     monitor.add_argument("-n", "--count", type=int, help="stop after this many results")
     monitor.add_argument("--duration", type=float, help="stop after this many seconds")
     monitor.set_defaults(func=cmd_monitor)
 
-    config = commands.add_parser("config", help="read or change the device configuration")
+    config = add("config", "read or change the device configuration")
     config.add_argument("action", choices=("get", "set", "reset"))
     config.add_argument("key", nargs="?", default="", help="dotted key, e.g. camera.fps (empty: everything)")
     config.add_argument("value", nargs="?", help="new value (JSON, or a plain string)")
     config.set_defaults(func=cmd_config)
 
-    models = commands.add_parser("models", help="list the models on the device")
-    models.add_argument("--json", action="store_true")
+    models = add("models", "the models on the device and their updates ('models' alone: 'models list')")
     models.set_defaults(func=cmd_models)
-    add_update_commands(commands, models, cmd_models)  # models list|push|activate|rollback|delete, flash
+    model_commands = models.add_subparsers(dest="models_command", metavar="COMMAND")
+    listing = "the models on the device: task, precision, active or idle (update slots: 'models slots')"
+    model_commands.add_parser("list", parents=[shared], help=listing, description=f"{listing}.").set_defaults(
+        func=cmd_models
+    )
+    add_update_commands(commands, model_commands, shared)  # models slots|push|activate|rollback|delete, flash
 
-    snapshot = commands.add_parser("snapshot", help="save a JPEG of the current camera frame")
+    snapshot = add("snapshot", "save a JPEG of the current camera frame")
     snapshot.add_argument("-o", "--output", type=Path, required=True)
-    snapshot.add_argument("-q", "--quality", type=int, default=0, help="JPEG quality 1..100 (default: device's)")
+    snapshot.add_argument("--quality", type=int, default=0, help="JPEG quality 1..100 (default: device's)")
     snapshot.set_defaults(func=cmd_snapshot)
     add_agv_commands(commands)  # agv-sim, agv-bench: the closed-loop simulator
     return parser
 
 
 def main(argv: list[str] | None = None, out: TextIO | None = None) -> int:
-    """Run the CLI; returns the exit code (never raises for device or user errors)."""
+    """Run the CLI; returns the exit code (never raises for device or user errors, nor for Ctrl-C)."""
     out = out or sys.stdout
     try:
         args = _parser().parse_args(argv)
     except SystemExit as exc:  # argparse exits 2 on a usage error; here 2 means a device error
         return EXIT_OK if exc.code in (0, None) else EXIT_USER
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
     command: Callable[[argparse.Namespace, TextIO], int] = args.func
     try:
-        with _sigterm_as_interrupt():
+        with _sigterm_as_interrupt(), _logging(args):
             return command(args, out)
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
+    except CliError as exc:
+        return _fail(exc, exc.code)
     except (ValueError, NoSensorFound, OSError) as exc:
         if isinstance(exc, SensorError) and not isinstance(exc, NoSensorFound):
             return _fail(exc, EXIT_DEVICE)
@@ -218,6 +300,40 @@ def main(argv: list[str] | None = None, out: TextIO | None = None) -> int:
         return _fail(exc, EXIT_USER if exc.status in _USER_STATUSES else EXIT_DEVICE)
     except SensorError as exc:
         return _fail(exc, EXIT_DEVICE)
+
+
+@contextlib.contextmanager
+def _logging(args: argparse.Namespace) -> Iterator[None]:
+    """While a command runs, the SDK's log records go to stderr: warnings, or more with -v, or errors with -q.
+
+    The handler sits on the ``seedcam`` logger and is removed afterwards, so that a
+    program or test calling :func:`main` keeps its own logging set-up.
+    """
+    verbose = getattr(args, "verbose", 0) or 0
+    trace = getattr(args, "trace", False)
+    if getattr(args, "quiet", False) and not verbose:
+        level = logging.ERROR
+    else:
+        level = (logging.WARNING, logging.INFO)[verbose] if verbose < 2 else logging.DEBUG
+    detailed = verbose > 0 or trace
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(
+        logging.Formatter("%(asctime)s.%(msecs)03d %(levelname)s %(name)s: %(message)s", "%H:%M:%S")
+        if detailed
+        else logging.Formatter("seedcam: %(levelname)s: %(message)s")
+    )
+    loggers = {"seedcam": level, TRACE_LOGGER: logging.DEBUG if trace else logging.NOTSET}
+    previous = {name: logging.getLogger(name).level for name in loggers}
+    for name, value in loggers.items():
+        logging.getLogger(name).setLevel(value)
+    root = logging.getLogger("seedcam")
+    root.addHandler(handler)
+    try:
+        yield
+    finally:
+        root.removeHandler(handler)
+        for name, value in previous.items():
+            logging.getLogger(name).setLevel(value)
 
 
 @contextlib.contextmanager
@@ -238,7 +354,8 @@ def _sigterm_as_interrupt() -> Iterator[None]:
 
 
 def _fail(exc: BaseException, code: int) -> int:
-    sys.stderr.write(f"seedcam: error: {exc}\n")
+    message = exc.strerror if isinstance(exc, OSError) and exc.errno is None and exc.strerror else exc
+    sys.stderr.write(f"seedcam: error: {message}\n")
     return code
 
 

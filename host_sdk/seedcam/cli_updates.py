@@ -1,25 +1,25 @@
-"""``seedcam models list|push|activate|rollback|delete`` and ``seedcam flash``: updates from the command line.
+"""``seedcam models slots|push|activate|rollback|delete`` and ``seedcam flash``: updates from the command line.
 
 Each command is a thin layer over :mod:`seedcam.updates`. A push shows a
-progress bar (bytes, rate, ETA) and resumes by itself when the link breaks; run
-the same command again after giving up and it continues from what the sensor
-already holds. Exit codes as for every ``seedcam`` command: 0 ok, 1 user error
-(a bad bundle file, an unknown slot), 2 device or link error (including a
-bundle the sensor refused; the message names the reason).
+progress bar (bytes, rate, ETA; ``-q`` hides it) and resumes by itself when the
+link breaks; run the same command again after giving up and it continues from
+what the sensor already holds. Exit codes as for every ``seedcam`` command: 0 ok,
+1 user error (a bad bundle file, an unknown slot), 2 device or link error
+(including a bundle the sensor refused; the message names the reason).
+``--json`` prints each result as one JSON object per line.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TextIO
 
-import seedcam
 from seedcam import updates
-from seedcam._cli_common import EXIT_OK, Command, to_jsonable
+from seedcam._cli_common import EXIT_OK, Command, write_json
+from seedcam._cli_port import open_sensor
 from seedcam.bundle import read_bundle
 from seedcam.errors import BundleError, UpdateRefused
 
@@ -88,7 +88,7 @@ def _describe_held(install: updates.InstallResult) -> str:
 def _print_slots(groups: tuple[updates.SlotGroup, ...], out: TextIO, as_json: bool) -> None:
     if as_json:
         for group in groups:
-            out.write(json.dumps(to_jsonable(group)) + "\n")
+            write_json(out, group)
         return
     if not groups:
         out.write("no bundles installed (the built-in models run)\n")
@@ -101,84 +101,115 @@ def _print_slots(groups: tuple[updates.SlotGroup, ...], out: TextIO, as_json: bo
             out.write(f"  slot {s.slot}  {s.state:<9} {flags:<15} {what}\n")
 
 
-def _models_action(args: argparse.Namespace, out: TextIO) -> int:
-    if args.action == "push":
-        if args.target is None:
-            raise ValueError("models push needs a BUNDLE file")
-        read_bundle(args.target)  # a truncated or damaged file is refused before the port is opened
-    with seedcam.open(args.port, serial=args.serial, timeout=args.timeout) as sensor:
-        if args.action == "list":
-            _print_slots(updates.list_slots(sensor), out, args.json)
-            return EXIT_OK
-        if args.action == "push":
-            with _progress_bar(not args.quiet, Path(args.target).name) as progress:
-                result = updates.push_bundle(
-                    sensor, args.target, activate=not args.no_activate, progress=progress, resume_timeout=args.resume
-                )
-            if result.already_installed:
-                out.write(_describe_held(result.install) + "\n")
-                return EXIT_OK
-            resumed = f", resumed at byte {result.resumed_from}" if result.resumed_from else ""
-            out.write(
-                f"{_describe(result.install)}\n{result.payload_size} bytes in {result.seconds:.1f} s "
-                f"({result.data_rate_bps / 1024:.1f} KiB/s{resumed})\n"
-            )
-            return EXIT_OK
-        if args.target is None:
-            raise ValueError(f"models {args.action} needs a task name, e.g. lane")
-        if args.action == "activate":
-            if args.slot is None:
-                raise ValueError("models activate needs TASK and SLOT (a or b)")
-            out.write(_describe(updates.activate_slot(sensor, args.target, args.slot)) + "\n")
-        elif args.action == "rollback":
-            out.write(_describe(updates.rollback(sensor, args.target)) + "\n")
-        else:
-            if args.slot is None:
-                raise ValueError("models delete needs TASK and SLOT (a or b)")
-            _print_slots(updates.delete_slot(sensor, args.target, args.slot), out, args.json)
+def cmd_slots(args: argparse.Namespace, out: TextIO) -> int:
+    """``seedcam models slots``: the A/B update slots of each task (and the firmware) on the sensor."""
+    with open_sensor(args) as sensor:
+        _print_slots(updates.list_slots(sensor), out, args.json)
     return EXIT_OK
+
+
+def cmd_push(args: argparse.Namespace, out: TextIO) -> int:
+    """``seedcam models push BUNDLE``: send a model bundle, self-test it on the sensor and activate it."""
+    read_bundle(args.bundle)  # a truncated or damaged file is refused before the port is opened
+    with open_sensor(args) as sensor:
+        with _progress_bar(not args.quiet, Path(args.bundle).name) as progress:
+            result = updates.push_bundle(
+                sensor, args.bundle, activate=not args.no_activate, progress=progress, resume_timeout=args.resume
+            )
+    if args.json:
+        write_json(out, result)
+    elif result.already_installed:
+        out.write(_describe_held(result.install) + "\n")
+    else:
+        resumed = f", resumed at byte {result.resumed_from}" if result.resumed_from else ""
+        out.write(
+            f"{_describe(result.install)}\n{result.payload_size} bytes in {result.seconds:.1f} s "
+            f"({result.data_rate_bps / 1024:.1f} KiB/s{resumed})\n"
+        )
+    return EXIT_OK
+
+
+def cmd_activate(args: argparse.Namespace, out: TextIO) -> int:
+    """``seedcam models activate TASK SLOT``: self-test a slot again and make it the active one."""
+    with open_sensor(args) as sensor:
+        install = updates.activate_slot(sensor, args.task, args.slot)
+    _report_install(args, out, install)
+    return EXIT_OK
+
+
+def cmd_rollback(args: argparse.Namespace, out: TextIO) -> int:
+    """``seedcam models rollback TASK``: go back to the previous slot of a task (or ``firmware``)."""
+    with open_sensor(args) as sensor:
+        install = updates.rollback(sensor, args.task)
+    _report_install(args, out, install)
+    return EXIT_OK
+
+
+def cmd_delete(args: argparse.Namespace, out: TextIO) -> int:
+    """``seedcam models delete TASK SLOT``: empty an inactive slot; prints the slots left."""
+    with open_sensor(args) as sensor:
+        _print_slots(updates.delete_slot(sensor, args.task, args.slot), out, args.json)
+    return EXIT_OK
+
+
+def _report_install(args: argparse.Namespace, out: TextIO, install: updates.InstallResult) -> None:
+    if args.json:
+        write_json(out, install)
+    else:
+        out.write(_describe(install) + "\n")
 
 
 def cmd_flash(args: argparse.Namespace, out: TextIO) -> int:
     """``seedcam flash BUNDLE``: install a firmware bundle; it must confirm its health or is reverted."""
     read_bundle(args.bundle)
-    with seedcam.open(args.port, serial=args.serial, timeout=args.timeout) as sensor:
+    with open_sensor(args) as sensor:
         before = sensor.device_info.firmware_version if sensor.device_info else "?"
         with _progress_bar(not args.quiet, Path(args.bundle).name) as progress:
             result = updates.flash(sensor, args.bundle, progress=progress, confirm_timeout=args.confirm_timeout)
-    out.write(f"firmware {before} -> {result.version} (slot {result.slot}): running and confirmed\n")
+    if args.json:
+        write_json(out, result)
+    else:
+        out.write(f"firmware {before} -> {result.version} (slot {result.slot}): running and confirmed\n")
     return EXIT_OK
 
 
 def add_update_commands(
     commands: argparse._SubParsersAction,  # type: ignore[type-arg]
-    models: argparse.ArgumentParser,
-    list_models: Command,
+    models: argparse._SubParsersAction,  # type: ignore[type-arg]
+    shared: argparse.ArgumentParser,
 ) -> None:
-    """Give ``seedcam models`` its actions and add ``seedcam flash``.
+    """Add ``seedcam models slots|push|activate|rollback|delete`` and ``seedcam flash``.
 
-    ``seedcam models`` alone keeps listing the running models (``list_models``).
+    Args:
+        commands: the ``seedcam`` sub-commands (``flash`` goes there).
+        models: the ``seedcam models`` sub-commands.
+        shared: the parent parser of the options every command takes (``-p``, ``--json``, ``-q`` ...).
     """
-    models.add_argument(
-        "action",
-        nargs="?",
-        choices=("list", "push", "activate", "rollback", "delete"),
-        help="list: slots on the sensor; push BUNDLE; activate TASK SLOT; rollback TASK; delete TASK SLOT",
-    )
-    models.add_argument("target", nargs="?", help="a bundle file (push) or a task name, e.g. lane")
-    models.add_argument("slot", nargs="?", choices=("a", "b"), help="slot a or b (activate, delete)")
-    models.add_argument("--no-activate", action="store_true", help="push: install into the inactive slot only")
-    models.add_argument("--resume", type=float, default=60.0, help="push: seconds to wait for a broken link (60)")
-    models.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
-    action = _local_errors(_models_action)
 
-    def dispatch(args: argparse.Namespace, out: TextIO) -> int:
-        return list_models(args, out) if args.action is None else action(args, out)
+    def add(
+        group: argparse._SubParsersAction,  # type: ignore[type-arg]
+        name: str,
+        function: Command,
+        text: str,
+    ) -> argparse.ArgumentParser:
+        parser: argparse.ArgumentParser = group.add_parser(name, parents=[shared], help=text, description=f"{text}.")
+        parser.set_defaults(func=_local_errors(function))
+        return parser
 
-    models.set_defaults(func=dispatch)
+    add(models, "slots", cmd_slots, "the A/B update slots per task: active, previous (rollback target), counters")
+    push = add(models, "push", cmd_push, "install a model bundle (progress bar; resumes by itself)")
+    push.add_argument("bundle", type=Path, metavar="BUNDLE", help="the .scb bundle file")
+    push.add_argument("--no-activate", action="store_true", help="install into the inactive slot only")
+    push.add_argument("--resume", type=float, default=60.0, help="seconds to wait for a broken link (default 60)")
+    activate = add(models, "activate", cmd_activate, "self-test a slot again, then make it the active one")
+    activate.add_argument("task", metavar="TASK", help="a task name, e.g. lane")
+    activate.add_argument("slot", choices=("a", "b"), metavar="SLOT", help="a or b")
+    rollback = add(models, "rollback", cmd_rollback, "go back to the previous slot of a task")
+    rollback.add_argument("task", metavar="TASK", help="a task name, e.g. lane, or firmware")
+    delete = add(models, "delete", cmd_delete, "empty an inactive slot, then list the slots")
+    delete.add_argument("task", metavar="TASK", help="a task name, e.g. lane")
+    delete.add_argument("slot", choices=("a", "b"), metavar="SLOT", help="a or b")
 
-    flash = commands.add_parser("flash", help="install a firmware bundle (restarts on trial; reverted unless healthy)")
-    flash.add_argument("bundle", type=Path)
+    flash = add(commands, "flash", cmd_flash, "install a firmware bundle (restarts on trial; reverted unless healthy)")
+    flash.add_argument("bundle", type=Path, metavar="BUNDLE", help="the .scb firmware bundle")
     flash.add_argument("--confirm-timeout", type=float, default=90.0, help="seconds to wait for confirmation (90)")
-    flash.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
-    flash.set_defaults(func=_local_errors(cmd_flash))

@@ -80,7 +80,7 @@ def test_push_rollback_delete_through_the_cli_while_results_stream(firmware_fact
         wait_until(lambda: sensor.recv(timeout=5).model_ids == ("lane-v2-float32",), 10, "results of the new model")
 
     out = io.StringIO()
-    assert seedcam_main(["--port", fw.link, "models", "list", "--json"], out) == 0
+    assert seedcam_main(["--port", fw.link, "models", "slots", "--json"], out) == 0
     (lane,) = [json.loads(line) for line in out.getvalue().splitlines()]
     assert lane["security_counter"] == 2
     assert [(s["slot"], s["version"], s["active"], s["previous"]) for s in lane["slots"]] == [

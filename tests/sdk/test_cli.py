@@ -222,8 +222,9 @@ def test_ports_lists_sensors_with_vid_pid_and_serial(monkeypatch: pytest.MonkeyP
     assert code == 0 and "no seedcam sensors found" in out
 
 
-def test_sigterm_unwinds_like_ctrl_c() -> None:
-    """``kill`` (SIGTERM) ends a command through its cleanup, like Ctrl-C: exit 130, not death by signal."""
+@pytest.mark.parametrize("signame", ["SIGTERM", "SIGINT"])
+def test_sigterm_unwinds_like_ctrl_c(signame: str) -> None:
+    """``kill`` (SIGTERM) ends a command through its cleanup, like Ctrl-C (SIGINT): exit 130, not death by signal."""
     import os
     import pty
     import select
@@ -244,7 +245,7 @@ def test_sigterm_unwinds_like_ctrl_c() -> None:
             ready, _, _ = select.select([master], [], [], 20)  # its first request: the command is running
             assert ready, "the CLI never wrote to the port"
             os.read(master, 4096)
-            proc.send_signal(signal.SIGTERM)
+            proc.send_signal(getattr(signal, signame))
             assert proc.wait(10) == EXIT_INTERRUPTED
             assert b"Traceback" not in proc.stderr.read()
         finally:

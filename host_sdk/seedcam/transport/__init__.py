@@ -19,7 +19,11 @@ URL                         transport                                    options
 
 Any URL may end in ``?throttle=BAUD`` to limit both directions to a UART's
 line rate (8N1), e.g. ``pty:///tmp/seedcam0?throttle=115200``; see
-:class:`~seedcam.transport.throttle.ThrottledTransport`.
+:class:`~seedcam.transport.throttle.ThrottledTransport`. A serial port's URL may
+carry ``?baud=BAUD``, the rate its UART is opened at (``/dev/ttyUSB0?baud=115200``;
+it wins over a ``baudrate`` option), and any URL ``?trace=1``, which logs every
+byte in hex on the ``seedcam.trace`` logger
+(:class:`~seedcam.transport.trace.TracingTransport`). Options join with ``&``.
 
 Backends are imported lazily from a scheme → ``"module:Class"`` table, so the
 SDK imports on a board with only pyserial. Other installed packages add schemes
@@ -47,6 +51,7 @@ from typing import Any
 from seedcam.transport.base import Transport
 from seedcam.transport.memory import pair
 from seedcam.transport.throttle import ThrottledTransport
+from seedcam.transport.trace import TracingTransport
 from seedcam.transport.url_options import parse_transport_url
 
 __all__ = ["ENTRY_POINT_GROUP", "Transport", "backends", "open_transport", "pair", "register_backend"]
@@ -127,7 +132,8 @@ def open_transport(url: str, **options: Any) -> Transport:
     """Open the transport a URL names (see the module table).
 
     Args:
-        url: a device path or ``scheme://...``, optionally with ``?throttle=BAUD``.
+        url: a device path or ``scheme://...``, optionally with ``?throttle=BAUD``,
+            ``?baud=BAUD`` (serial ports only) and ``?trace=1``.
         **options: passed to the backend (see the table).
 
     Returns:
@@ -136,17 +142,24 @@ def open_transport(url: str, **options: Any) -> Transport:
     Raises:
         LinkBroken: the device, host or pty cannot be opened; the message
             names it.
-        ValueError: unknown scheme, malformed URL or bad option.
+        ValueError: unknown scheme, malformed URL, bad option, or ``?baud=`` on a URL
+            that is not a serial port.
     """
     parsed = parse_transport_url(url)
     base = parsed.base
     match = _SCHEME.match(base)
     scheme = match.group(1).lower() if match else _PATH
+    if parsed.baud is not None:
+        if scheme != _PATH:
+            raise ValueError(f"{url!r}: ?baud= is for serial ports (a device path), not {scheme}://")
+        options = {**options, "baudrate": parsed.baud}
     backend = _load(scheme)
     try:
         transport = backend.from_url(base, **options)
     except TypeError as exc:  # an option this backend does not take
         raise ValueError(f"{url!r}: bad option for {backend.__name__} ({', '.join(sorted(options))}): {exc}") from exc
     if parsed.throttle is not None:
-        return ThrottledTransport(transport, parsed.throttle, url=url)
+        transport = ThrottledTransport(transport, parsed.throttle, url=url)
+    if parsed.trace:
+        transport = TracingTransport(transport, url=url)
     return transport
