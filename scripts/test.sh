@@ -1,8 +1,18 @@
 #!/usr/bin/env bash
 # Set up everything, run the static checks (format, lint, types, import contracts), then the whole test suite.
+# Everything includes what the USB VM tests (tests/usb) need: scripts/usbvm-deps.sh installs QEMU and the rest
+# where root and apt-get allow it (a no-op once they are there, as after .ci/run's own call), else it says in
+# one line why those tests will skip. SEEDCAM_USBVM_DEPS=skip leaves the machine's packages alone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh --dev
-scripts/check.sh
 . .venv/bin/activate
+if [ "${SEEDCAM_USBVM_DEPS:-}" = skip ]; then
+  echo "test.sh: SEEDCAM_USBVM_DEPS=skip: QEMU etc. not installed; without them the USB VM tests skip" >&2
+elif [ -z "$(PYTHONPATH=tests/usb python -c 'import usbvm; print(usbvm.find_usb_vm_script() or "")')" ]; then
+  echo "test.sh: no usb-vm.sh (../shared/usbvm/ or \$SEEDCAM_USBVM_SCRIPT), so the USB VM tests will skip" >&2
+else
+  scripts/usbvm-deps.sh
+fi
+scripts/check.sh
 python -m pytest "$@"

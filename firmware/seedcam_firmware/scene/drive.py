@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import itertools
 import math
-from dataclasses import replace
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -11,7 +13,66 @@ from .geometry import centerline_point, lane_to_car
 from .random_scene import RANGES, random_scene
 from .types import OBJECT_KINDS, SceneObject, SceneSpec
 
-__all__ = ["SyntheticDrive"]
+__all__ = ["ROADSIDE_GAP_M", "SIGN_KINDS", "SyntheticDrive"]
+
+#: the kinds of roadside sign the drive passes (every object kind but the plate)
+SIGN_KINDS: tuple[str, ...] = tuple(k for k in OBJECT_KINDS if k != "plate")
+#: distance along the drive between one roadside object and the next (metres, drawn uniformly):
+#: 2.5..4.5 s apart at the default 0.4 m/s
+ROADSIDE_GAP_M = (1.0, 1.8)
+#: the first object stands this far ahead (metres), in view from the first frame
+_FIRST_AT_M = (1.0, 1.4)
+#: objects enter the scene this far ahead of the car along the lane (metres) ...
+_SPAWN_AHEAD_M = 3.0
+#: ... and leave it this close to the car (nearer, they are out of the camera's view)
+_PASSED_M = 0.2
+#: the largest turn of an object's face (radians): the detector is trained on faces turned up to 0.9 rad
+_MAX_YAW_RAD = 0.7
+#: the sharpest defocus blur of the drive's look (pixels): blurrier plates cannot be read
+_MAX_DEFOCUS_PX = 0.6
+
+
+@dataclass(frozen=True)
+class _Roadside:
+    """A sign or plate standing beside the lane, in the lane frame of the drive.
+
+    Attributes:
+        arc_m: where it stands along the drive (metres travelled from the start).
+        lateral_m: its distance from the lane centre line, positive to the LEFT.
+        kind: one of :data:`OBJECT_KINDS`.
+        text: a plate's text or a speed limit's number, else ``""``.
+        turn_rad: how far its face is turned away from facing along the lane.
+    """
+
+    arc_m: float
+    lateral_m: float
+    kind: str
+    text: str
+    turn_rad: float
+
+
+def _roadside(rng: np.random.Generator, lane_width_m: float) -> Iterator[_Roadside]:
+    """The drive's roadside objects, nearest first and without end: a sign, a plate, a sign, a plate...
+
+    Signs stand 6..14 cm beyond a boundary line; plates stand nearer the line
+    (3..8 cm beyond it), as they are read only from up close. Either side.
+    """
+    arc = float(rng.uniform(*_FIRST_AT_M))
+    signs: list[str] = []  # a shuffled deck of the sign kinds: every kind comes by within six signs
+    for index in itertools.count():
+        side = 1.0 if rng.random() < 0.5 else -1.0
+        if index % 2:
+            kind, text = "plate", f"AGV-{int(rng.integers(1000)):03d}"
+            beyond = float(rng.uniform(0.03, 0.08))
+        else:
+            if not signs:
+                signs = [SIGN_KINDS[int(i)] for i in rng.permutation(len(SIGN_KINDS))]
+            kind = signs.pop()
+            text = str(int(rng.choice([10, 20, 30, 50]))) if kind == "speed_limit" else ""
+            beyond = float(rng.uniform(0.06, 0.14))
+        turn = float(rng.uniform(-0.15, 0.15))
+        yield _Roadside(arc, side * (lane_width_m / 2 + beyond), kind, text, turn)
+        arc += float(rng.uniform(*ROADSIDE_GAP_M))
 
 
 class _Wander:
@@ -32,8 +93,12 @@ class SyntheticDrive:
 
     Deterministic given ``seed``: the same seed and the same sequence of ``dt_s``
     produce the same specs. The look (floor, line style, lighting) is fixed per
-    drive, with a slowly varying gain; signs and plates appear ahead every few
-    metres and pass by as the car moves at ``speed_mps``.
+    drive, with a slowly varying gain. Beside the lane stand a sign, then a
+    plate (text like ``AGV-042``), then a sign ... one every
+    :data:`ROADSIDE_GAP_M` metres (a few seconds apart at the default speed),
+    the first in view from the first frame; each faces along the lane and
+    passes by as the car moves at ``speed_mps``. Signs are seen from about
+    1.7 m and plates read within about 0.6 m (by the shipped detector and OCR).
     """
 
     def __init__(self, seed: int = 0, *, speed_mps: float = 0.4) -> None:
@@ -47,6 +112,7 @@ class SyntheticDrive:
             right_contrast=max(base.right_contrast, 0.5),
             objects=(),
             motion_blur_px=0.0,
+            defocus_sigma_px=min(base.defocus_sigma_px, _MAX_DEFOCUS_PX),
         )
         self._offset = _Wander(self._rng, 0.9 * RANGES["offset_m"], (6.0, 20.0))
         self._heading = _Wander(self._rng, 0.8 * RANGES["heading_rad"], (4.0, 12.0))
@@ -55,8 +121,10 @@ class SyntheticDrive:
         self._speed = speed_mps
         self._t = 0.0
         self._travelled = 0.0
-        self._next_object_at = float(self._rng.uniform(0.5, 2.0))
-        self._objects: list[tuple[float, float, str, str]] = []  # (arc position along the drive, lateral, kind, text)
+        # a stream of its own: the roadside does not shift the pose or the look of a seed's drive
+        self._coming = _roadside(np.random.default_rng((seed, 0x516E)), self._base.lane_width_m)
+        self._next = next(self._coming)
+        self._objects: list[_Roadside] = []  # in the scene now, nearest first
         self._frame = 0
 
     @property
@@ -73,27 +141,10 @@ class SyntheticDrive:
         self._frame += 1
         t = self._t
         offset, heading, kappa = self._offset(t), self._heading(t), self._kappa(t)
-        width = self._base.lane_width_m
-        while self._travelled + 3.0 > self._next_object_at:  # spawn objects 3 m ahead
-            kind = OBJECT_KINDS[int(self._rng.integers(len(OBJECT_KINDS)))]
-            text = (
-                f"AGV-{int(self._rng.integers(1000)):03d}"
-                if kind == "plate"
-                else ("30" if kind == "speed_limit" else "")
-            )
-            side = 1.0 if self._rng.random() < 0.5 else -1.0
-            self._objects.append((self._next_object_at, side * (width / 2 + 0.15), kind, text))
-            self._next_object_at += float(self._rng.uniform(2.0, 5.0))
-        self._objects = [o for o in self._objects if o[0] - self._travelled > 0.2]
-        objects = []
-        for pos, lat, kind, text in self._objects:
-            arc = pos - self._travelled
-            if abs(kappa) > 1e-6 and arc * abs(kappa) > 1.2:
-                continue
-            xl, yl = centerline_point(arc, lat, kappa)
-            x, y = lane_to_car(np.float64(xl), np.float64(yl), offset, heading)
-            if x > 0.2:
-                objects.append(SceneObject(kind, float(x), float(y), text))
+        while self._next.arc_m < self._travelled + _SPAWN_AHEAD_M:
+            self._objects.append(self._next)
+            self._next = next(self._coming)
+        self._objects = [o for o in self._objects if o.arc_m - self._travelled > _PASSED_M]
         return replace(
             self._base,
             offset_m=offset,
@@ -102,5 +153,20 @@ class SyntheticDrive:
             dash_phase_m=(self._base.dash_phase_m + self._travelled) % 1.0,
             gain=float(np.clip(self._base.gain + self._gain(t), 0.5, 1.6)),
             noise_seed=(self._base.noise_seed + self._frame) % (2**31),
-            objects=tuple(objects),
+            objects=self._in_view(offset, heading, kappa),
         )
+
+    def _in_view(self, offset: float, heading: float, kappa: float) -> tuple[SceneObject, ...]:
+        """The roadside objects ahead, in the car frame of the current pose."""
+        objects = []
+        for o in self._objects:
+            arc = o.arc_m - self._travelled
+            if abs(kappa) > 1e-6 and arc * abs(kappa) > 1.2:  # round the bend, out of sight
+                continue
+            xl, yl = centerline_point(arc, o.lateral_m, kappa)
+            x, y = lane_to_car(np.float64(xl), np.float64(yl), offset, heading)
+            if x > _PASSED_M:
+                # square to the lane where it stands (its tangent turned by kappa * arc), seen from the yawed car
+                yaw = float(np.clip(kappa * arc - heading + o.turn_rad, -_MAX_YAW_RAD, _MAX_YAW_RAD))
+                objects.append(SceneObject(o.kind, float(x), float(y), o.text, yaw))
+        return tuple(objects)
