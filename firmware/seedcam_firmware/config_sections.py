@@ -55,7 +55,7 @@ __all__ = [
 #: Model variants a bundle may ship (``models.<task>_precision``).
 PRECISIONS: tuple[str, ...] = ("int8", "float32")
 #: Camera backends known to :func:`seedcam_firmware.camera.factory.open_camera`.
-CAMERA_SOURCES: tuple[str, ...] = ("synthetic", "v4l2", "video", "folder", "sim")
+CAMERA_SOURCES: tuple[str, ...] = ("synthetic", "v4l2", "picamera2", "video", "folder", "sim")
 #: Wire protocols the link speaks: ours, or VisionSeed's (see ``seedcam_firmware.visionseed``).
 LINK_PROTOCOLS: tuple[str, ...] = ("seedcam", "visionseed")
 #: The default ``models.dir``: the repository's ``models/`` in a checkout, the factory models
@@ -92,7 +92,12 @@ class CameraConfig(Section):
 
     section_name: ClassVar[str] = "camera"
     source: str = setting("synthetic", choices=CAMERA_SOURCES, host="local", doc="frame source backend")
-    device: str | int = setting("/dev/video0", check=check_device, host="local", doc="v4l2 device path or index")
+    device: str | int = setting(
+        "/dev/video0",
+        check=check_device,
+        host="local",
+        doc="v4l2 device path or index; picamera2: an index picks the camera (a path: the first)",
+    )
     path: str = setting(
         "",
         is_path=True,

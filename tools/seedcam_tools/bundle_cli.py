@@ -34,11 +34,11 @@ def _maybe_sign(bundle_path: Path, key: Path | None) -> None:
 
 
 def cmd_model(args: argparse.Namespace) -> int:
-    from seedcam_tools.bundles import build_model_bundle
+    from seedcam_tools.bundles import build_model_bundle, default_precision
 
     bundle = build_model_bundle(
         args.model,
-        precision=args.precision,
+        precision=args.precision or default_precision(args.model),
         version=args.version,
         security_counter=args.counter,
         target=args.target,
@@ -47,6 +47,49 @@ def cmd_model(args: argparse.Namespace) -> int:
     write_bundle(bundle, args.out)
     _maybe_sign(args.out, args.key)
     sys.stdout.write(f"wrote {args.out}: {bundle.header.id} ({bundle.header.size} bytes payload)\n")
+    return EXIT_OK
+
+
+def cmd_from_tflite(args: argparse.Namespace) -> int:
+    from seedcam_tools.byo import bundle_from_tflite, read_labels
+
+    out = args.out or Path(args.model.stem)
+    options = {
+        k: v
+        for k, v in {
+            "coords": args.coords,
+            "score_activation": args.score_activation,
+            "activation": args.activation,
+            "score_threshold": args.score_threshold,
+            "iou_threshold": args.iou_threshold,
+            "max_detections": args.max_detections,
+        }.items()
+        if v is not None
+    }
+    manifest = bundle_from_tflite(
+        args.model,
+        out,
+        task=args.task,
+        layout=args.layout,
+        labels=read_labels(args.labels),
+        sample_images=args.sample_images,
+        anchors=args.anchors,
+        mean=args.mean,
+        std=args.std,
+        color_order=args.color_order,
+        crop_top=args.crop_top,
+        crop_bottom=args.crop_bottom,
+        model_id=args.id,
+        name=args.name,
+        version=args.version,
+        options=options,
+    )
+    precision = manifest["default_precision"]
+    sys.stdout.write(
+        f"wrote {out}: {manifest['id']}@{manifest['version']} ({manifest['task']}, {precision}, input "
+        f"{manifest['input']['shape']} mean {manifest['input']['mean']:g} std {manifest['input']['std']:g}, "
+        f"golden frame {manifest['byo']['golden_frame']})\n"
+    )
     return EXIT_OK
 
 
@@ -122,10 +165,38 @@ def add_bundle_commands(
 
     model = which.add_parser("model", help="make a model bundle from a model folder (manifest.json + files)")
     model.add_argument("model", type=Path, help="model folder, e.g. models/lane")
-    model.add_argument("--precision", choices=("int8", "float32"), default="int8")
+    model.add_argument("--precision", choices=("int8", "float32"), help="default: the manifest's default_precision")
     model.add_argument("--atol", type=float, default=0.02, help="self-test tolerance (absolute), default 0.02")
     identity(model)
     model.set_defaults(func=cmd_model)
+
+    byo = which.add_parser(
+        "from-tflite", help="make a model folder (manifest + golden files) from any .tflite, without TensorFlow"
+    )
+    byo.add_argument("model", type=Path, help="the .tflite file")
+    byo.add_argument("--task", choices=("detect", "classify"), required=True)
+    byo.add_argument("--layout", choices=("yolov8", "yolov5", "ssd_anchors", "tflite_postprocess"), help="detect only")
+    byo.add_argument("--labels", type=Path, required=True, help="class names, one a line")
+    byo.add_argument(
+        "--sample-images", type=Path, help="image folder (or file) for the golden frame; default synthetic"
+    )
+    byo.add_argument("--out", type=Path, help="bundle folder to write (default: the model's stem)")
+    byo.add_argument("--anchors", type=Path, help="ssd_anchors: N x 4 (cy, cx, h, w) .npy file")
+    byo.add_argument("--mean", type=float, help="input normalisation (default: from the input quantisation, else 0)")
+    byo.add_argument("--std", type=float, help="input normalisation (default: from the input quantisation, else 255)")
+    byo.add_argument("--color-order", choices=("RGB", "BGR"), default="RGB")
+    byo.add_argument("--crop-top", type=float, default=0.0, help="fraction of the frame cut at the top")
+    byo.add_argument("--crop-bottom", type=float, default=0.0, help="fraction of the frame cut at the bottom")
+    byo.add_argument("--id", help="model id (default: the file's stem)")
+    byo.add_argument("--name", help="human-readable model name")
+    byo.add_argument("--version", default="1.0.0")
+    byo.add_argument("--coords", choices=("pixels", "normalized"), help="YOLO box units (default: guessed)")
+    byo.add_argument("--score-activation", choices=("none", "sigmoid", "softmax"), help="detector scores (guessed)")
+    byo.add_argument("--activation", choices=("none", "sigmoid", "softmax"), help="classifier output (guessed)")
+    byo.add_argument("--score-threshold", type=float)
+    byo.add_argument("--iou-threshold", type=float)
+    byo.add_argument("--max-detections", type=int)
+    byo.set_defaults(func=cmd_from_tflite)
 
     firmware = which.add_parser("firmware", help="make a firmware bundle from a seedcam_firmware wheel")
     firmware.add_argument("wheel", type=Path)

@@ -31,6 +31,7 @@ __all__ = [
     "KeyPair",
     "build_firmware_bundle",
     "build_model_bundle",
+    "default_precision",
     "describe",
     "generate_keypair",
     "load_private_key",
@@ -103,6 +104,25 @@ def load_public_key(path_or_hex: str | Path) -> bytes:
     return _read_key(Path(text), "public")
 
 
+def default_precision(model_dir: Path) -> str:
+    """The precision a model folder's manifest ships by default (its only one, or ``default_precision``).
+
+    Raises:
+        BundleError: no readable manifest.
+    """
+    manifest_path = Path(model_dir) / "manifest.json"
+    try:
+        manifest = json.loads(manifest_path.read_text())
+        files = dict(manifest["files"])
+    except FileNotFoundError as exc:
+        raise BundleError(f"no manifest.json in {model_dir}") from exc
+    except (OSError, KeyError, TypeError, ValueError) as exc:
+        raise BundleError(f"{manifest_path}: unreadable manifest: {exc}") from exc
+    if len(files) == 1:
+        return str(next(iter(files)))
+    return str(manifest.get("default_precision", "int8"))
+
+
 def model_bundle_files(model_dir: Path, precision: str = "int8") -> list[tuple[str, str, bytes]]:
     """The payload files of a model bundle made from a model folder.
 
@@ -110,13 +130,15 @@ def model_bundle_files(model_dir: Path, precision: str = "int8") -> list[tuple[s
         BundleError: no manifest, no such precision, or a listed file is missing.
     """
     manifest_path = Path(model_dir) / "manifest.json"
+    manifest: Any = None
     try:
         manifest = json.loads(manifest_path.read_text())
         entry = dict(manifest["files"][precision])
     except FileNotFoundError as exc:
         raise BundleError(f"no manifest.json in {model_dir}") from exc
     except (KeyError, TypeError, ValueError) as exc:
-        raise BundleError(f"{manifest_path}: no {precision!r} model: {exc}") from exc
+        have = sorted(manifest.get("files", {})) if isinstance(manifest, dict) else []
+        raise BundleError(f"{manifest_path}: no {precision!r} model (it has {have or 'none'})") from exc
     try:
         model = (model_dir / entry["file"]).read_bytes()
         golden_in = (model_dir / manifest["golden_input"]).read_bytes() if manifest.get("golden_input") else None
@@ -125,6 +147,7 @@ def model_bundle_files(model_dir: Path, precision: str = "int8") -> list[tuple[s
         raise BundleError(f"{model_dir}: {exc}") from exc
     if golden_in is None or golden_out is None:
         raise BundleError(f"{model_dir}: a model bundle needs a golden input and output for the on-device self-test")
+    extra = _anchors_file(model_dir, manifest)
     entry.update(file="model.tflite", golden_output="golden_output.npz")
     manifest.update(files={precision: entry}, default_precision=precision, golden_input="golden_input.npy")
     return [
@@ -132,7 +155,23 @@ def model_bundle_files(model_dir: Path, precision: str = "int8") -> list[tuple[s
         ("model.tflite", "model", model),
         ("golden_input.npy", "golden_input", golden_in),
         ("golden_output.npz", "golden_output", golden_out),
+        *extra,
     ]
+
+
+def _anchors_file(model_dir: Path, manifest: dict[str, Any]) -> list[tuple[str, str, bytes]]:
+    """A decoder's anchors file (``{"anchors": {"file": ...}}``), shipped as ``anchors.npy``."""
+    anchors = manifest.get("decoder", {}).get("anchors")
+    if not isinstance(anchors, dict) or "file" not in anchors:
+        return []
+    from seedcam_firmware.inference.manifest import bundle_file_path
+
+    try:
+        data = bundle_file_path(Path(model_dir), anchors["file"], "anchors file").read_bytes()
+    except OSError as exc:
+        raise BundleError(f"{model_dir}: {exc}") from exc
+    manifest["decoder"] = {**manifest["decoder"], "anchors": {"file": "anchors.npy"}}
+    return [("anchors.npy", "anchors", data)]
 
 
 def build_model_bundle(

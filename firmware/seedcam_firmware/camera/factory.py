@@ -18,7 +18,7 @@ def open_camera(cfg: CameraConfig) -> CameraSource:
     """Open the backend named by ``cfg.source``; backends are imported lazily.
 
     ``cfg.fps == 0`` lets the backend pick its own rate (a video file's rate,
-    10 fps for a folder, the synthetic default, the driver's default).
+    10 fps for a folder, the synthetic default, the driver's or libcamera's default).
 
     Args:
         cfg: the camera section of the firmware config.
@@ -27,7 +27,7 @@ def open_camera(cfg: CameraConfig) -> CameraSource:
         An open camera source; close it (or use ``with``) when done.
 
     Raises:
-        ConfigError: ``camera.path`` is empty for a video or folder source.
+        ConfigError: ``camera.path`` is empty for a video, folder or sim source.
         CameraError: the backend cannot open its device or file.
     """
     size = (cfg.width, cfg.height)
@@ -55,6 +55,11 @@ def open_camera(cfg: CameraConfig) -> CameraSource:
         from seedcam_firmware.camera.v4l2 import V4L2Camera
 
         return V4L2Camera(cfg.device, cfg.width, cfg.height, cfg.fps, rotation=cfg.rotation)
+    if cfg.source == "picamera2":  # a Raspberry Pi CSI camera through libcamera
+        from seedcam_firmware.camera.picamera2_cam import Picamera2Camera
+
+        camera_num = cfg.device if isinstance(cfg.device, int) else 0  # a device path means the first camera
+        return Picamera2Camera(cfg.width, cfg.height, cfg.fps, camera_num=camera_num, rotation=cfg.rotation)
     if not cfg.path:
         raise ConfigError(f"camera.path must be set when camera.source is {cfg.source!r}")
     if cfg.source == "video":
