@@ -17,7 +17,7 @@ trap cleanup EXIT
 trap 'exit 130' INT  # Ctrl-C: exit, which runs cleanup
 trap 'exit 143' TERM
 trap 'exit 129' HUP
-seedcam-firmware run --config firmware/config/default.toml --pty-link "$workdir/sensor" >"$workdir/firmware.log" 2>&1 &
+seedcam-firmware run --config firmware/config/default.toml --no-persist-config --pty-link "$workdir/sensor" >"$workdir/firmware.log" 2>&1 &
 fw=$!
 for _ in $(seq 300); do
   grep -q "link at" "$workdir/firmware.log" && break

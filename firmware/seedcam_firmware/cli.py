@@ -31,7 +31,9 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
     run = commands.add_parser("run", help="run the sensor: capture, inference, link")
     run.add_argument("--config", type=Path, help="TOML config file (default: built-in defaults)")
-    run.add_argument("--camera", dest="camera.source", help="camera source: synthetic, v4l2, video, folder, sim")
+    run.add_argument(
+        "--camera", dest="camera.source", help="camera source: synthetic, v4l2, picamera2, video, folder, sim"
+    )
     run.add_argument("--camera-device", dest="camera.device", help="V4L2 device path or index")
     run.add_argument("--camera-path", dest="camera.path", help="video file or image folder")
     run.add_argument("--fps", dest="camera.fps", type=float, help="frame rate")
@@ -63,8 +65,11 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--lane-precision", dest="models.lane_precision", choices=("int8", "float32"))
     run.add_argument(
         "--persist-config",
-        action="store_true",
-        help="write config changes made by the host back into --config (rewrites the file)",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="write config changes made by the host back into --config, atomically (rewrites the file; "
+        "its comments are not kept), and keep <config>.last-good for safe boot. The default with --config; "
+        "--no-persist-config: host changes last until the firmware restarts",
     )
     run.add_argument("--log-level", default="warning", choices=("debug", "info", "warning", "error"))
     supervise = commands.add_parser(
@@ -100,6 +105,13 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
     return overrides
 
 
+def persists(args: argparse.Namespace) -> bool:
+    """Whether ``run`` writes host changes into its config file: with ``--config``, unless ``--no-persist-config``."""
+    if args.persist_config is None:
+        return args.config is not None
+    return bool(args.persist_config) and args.config is not None
+
+
 def _run(args: argparse.Namespace) -> int:
     from seedcam_firmware.safe_boot import boot
 
@@ -110,7 +122,7 @@ def _run(args: argparse.Namespace) -> int:
     if throttle is not None:
         overrides["link.url"] = _throttled_link(args.config, overrides, throttle)
     # a config file that does not boot falls back to the last one that did (seedcam_firmware.safe_boot)
-    daemon = boot(args.config, overrides, persist=args.persist_config)
+    daemon = boot(args.config, overrides, persist=persists(args))
     signal.signal(signal.SIGTERM, lambda *_: daemon.request_stop())
     signal.signal(signal.SIGINT, lambda *_: daemon.request_stop())
     config = daemon.config

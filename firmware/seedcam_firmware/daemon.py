@@ -46,7 +46,7 @@ from seedcam_firmware.tasks.base import TaskRunner
 from seedcam_firmware.tasks.registry import load_tasks, task_factory
 from seedcam_firmware.transfer import UpdateService
 from seedcam_firmware.visionseed.link import VisionSeedPersonality
-from seedcam_firmware.visionseed.rpc import VisionSeedRpc
+from seedcam_firmware.visionseed.rpc import REBOOT_DELAY_S, VisionSeedRpc
 
 __all__ = ["Daemon"]
 
@@ -353,14 +353,26 @@ class Daemon:
         with self._config_lock:
             new = config_set(self.config, key, value)
             check_host_change(self.config, new, source=f"config_set {key}")  # the keys' host policies
-            self._apply(key, new)
-        return ConfigValue(key, hide_local_paths(key, config_get(new, key)), requires_restart(key))
+            persisted = self._apply(key, new)
+        return ConfigValue(key, hide_local_paths(key, config_get(new, key)), requires_restart(key), persisted)
 
     def config_reset(self, key: str) -> ConfigValue:
         with self._config_lock:
             new = host_reset(self.config, key)  # keeps the local-only keys; refuses to reset them alone
-            self._apply(key, new)
-        return ConfigValue(key, hide_local_paths(key, config_get(new, key)), requires_restart(key) if key else True)
+            persisted = self._apply(key, new)
+        restart = requires_restart(key) if key else True
+        return ConfigValue(key, hide_local_paths(key, config_get(new, key)), restart, persisted)
+
+    def reboot(self) -> None:
+        """A host asks for a reboot: the answer goes out first, then the firmware restarts.
+
+        The restart comes :data:`~seedcam_firmware.visionseed.rpc.REBOOT_DELAY_S` later, so the
+        answer is read before the link closes (a pty's unread bytes die with it).
+        """
+        log.warning("a host asked for a reboot")
+        timer = threading.Timer(REBOOT_DELAY_S, self.request_restart)
+        timer.daemon = True
+        timer.start()
 
     def list_models(self) -> tuple[ModelInfo, ...]:
         return self._tasks.models if self._tasks else ()
@@ -390,8 +402,11 @@ class Daemon:
         height, width = frame.image.shape[:2]
         return Snapshot(encoded.tobytes(), frame.frame_id, frame.timestamp_us, width, height)
 
-    def _apply(self, key: str, new: FirmwareConfig) -> None:
+    def _apply(self, key: str, new: FirmwareConfig) -> bool:
         """Make a config change take effect (live keys) and persist it.
+
+        Returns:
+            True when the change was written into the config file (it survives a restart).
 
         Raises:
             TaskUnavailable: a task to enable has no loaded model.
@@ -410,10 +425,10 @@ class Daemon:
         if link is not None and isinstance(link.personality, NativePersonality):
             link.personality.set_timings(new.pipeline.timings)
         self.config = new
-        if self.config_path is not None:
-            _persist(self.config_path, key, new)
+        persisted = self.config_path is not None and _persist(self.config_path, key, new)
         if requires_restart(key):
             log.info("config %s changed; takes effect after a restart", key)
+        return persisted
 
 
 def _is_uart(url: str) -> bool:
@@ -446,8 +461,11 @@ def _transport_options(url: str, baudrate: int) -> dict[str, object]:
     return {}
 
 
-def _persist(path: Path, key: str, config: FirmwareConfig) -> None:
+def _persist(path: Path, key: str, config: FirmwareConfig) -> bool:
     """Write one changed key (or section, or everything for ``""``) back into the config file.
+
+    Returns True once it is written (atomically: temp file, fsync, rename); False, with an
+    error logged (and so sent on the LOG channel), when the file cannot be read or written.
 
     Only that key changes in the file: values that came from CLI flags or the
     environment stay out of it. A reset removes the key, so its default applies.
@@ -459,7 +477,7 @@ def _persist(path: Path, key: str, config: FirmwareConfig) -> None:
         data = tomllib.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
     except (OSError, tomllib.TOMLDecodeError) as exc:
         log.error("cannot persist %s: %s unreadable: %s", key or "the config", path, exc)
-        return
+        return False
     section, _, name = key.partition(".")
     value = config_get(config, key) if key else None
     defaults = config_reset(config, key) if key else None
@@ -480,7 +498,12 @@ def _persist(path: Path, key: str, config: FirmwareConfig) -> None:
         if not table:
             data.pop(section)
     data = {sec: table for sec, table in data.items() if table}
-    write_atomically(path, tomli_w.dumps(data).encode())
+    try:
+        write_atomically(path, tomli_w.dumps(data).encode())
+    except OSError as exc:
+        log.error("cannot persist %s into %s: %s", key or "the config", path, exc)
+        return False
+    return True
 
 
 def _local_entries(section: str, table: object) -> dict[str, Any]:

@@ -48,6 +48,10 @@ class DeviceServices(Protocol):
 
     def snapshot(self, quality: int) -> Snapshot: ...
 
+    def reboot(self) -> None:
+        """Restart the firmware once the answer has gone out (it comes back with a new boot id)."""
+        ...
+
 
 class Dispatcher:
     """Turns a :class:`Request` into a :class:`Response`; never raises.
@@ -98,6 +102,10 @@ class Dispatcher:
 
     def _on_ping(self, request: pb.PingRequest) -> pb.Response:
         return pb.Response(pong=pb.Pong(payload=request.payload))
+
+    def _on_reboot(self, _: pb.RebootRequest) -> pb.Response:
+        self._services.reboot()  # a host may: it loses only what was not persisted
+        return pb.Response()
 
     def _on_config_get(self, request: pb.ConfigGetRequest) -> pb.Response:
         return _config_response(self._services.config_get(request.key))

@@ -1,16 +1,16 @@
 """Safe boot: a config file that does not boot falls back to the last one that did.
 
-A host's persisted change (``--persist-config``) must not keep the sensor from booting (under
-systemd: a restart loop that needs local access to end). So a firmware that persists host
-changes keeps a copy of the config file that last booted *and ran* (its first frame processed)
-next to it, ``<config>.last-good``, written atomically. When the config file fails at boot (the camera
-does not open, the scene file is unreadable, no enabled task's model or delegate loads, the file
-itself is invalid), the firmware boots the last good copy instead, with the same command-line
-options, logs an error that the host receives on the LOG channel and reports the reason in
-Health (``config_fallback``) for as long as it runs. The config file itself is left as it was:
-a host's next persisted change still goes into it, so a repaired file boots next time.
+A host's persisted change (the default with ``--config``; ``--no-persist-config`` turns it off) must
+not keep the sensor from booting (under systemd: a restart loop that needs local access to end). So
+a firmware that persists host changes keeps a copy of the config file that last booted *and ran*
+(its first frame processed) next to it, ``<config>.last-good``, written atomically. When the config
+file fails at boot (the camera does not open, the scene file is unreadable, no enabled task's model
+or delegate loads, the file itself is invalid), the firmware boots the last good copy instead, with
+the same command-line options, logs an error that the host receives on the LOG channel and reports
+the reason in Health (``config_fallback``) for as long as it runs. The config file itself is left as
+it was: a host's next persisted change still goes into it, so a repaired file boots next time.
 
-Without ``--persist-config`` nothing but the device's owner changes the file, and nothing is
+With ``--no-persist-config`` nothing but the device's owner changes the file, and nothing is
 kept; without a last good copy (the first boot), or when the file is that copy, a failure stops
 the boot as before. Link errors (``link.url`` is the device's own) are never a reason to fall back.
 """

@@ -41,6 +41,7 @@ from seedcam.agv.cli import add_agv_commands
 from seedcam.cli_updates import add_update_commands
 from seedcam.discovery import PORT_ENV
 from seedcam.errors import NoSensorFound, RpcError, SensorError
+from seedcam.sensor import REBOOT_TIMEOUT_S
 from seedcam.transport.serial_port import DEFAULT_BAUDRATE
 from seedcam.transport.trace import TRACE_LOGGER
 from seedcam.types import Result
@@ -48,6 +49,7 @@ from seedcam.types import Result
 __all__ = ["EXIT_DEVICE", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USER", "main", "format_result", "to_jsonable"]
 
 _USER_STATUSES = {"INVALID_ARGUMENT", "NOT_FOUND"}
+HIDDEN_PATH = "<local>"  #: what the device shows for a local-only path (seedcam_firmware.host_policy.HIDDEN)
 
 
 def format_result(result: Result) -> str:
@@ -140,9 +142,85 @@ def _parse_value(text: str) -> object:
         return text
 
 
+def change_note(stored: seedcam.ConfigValue) -> str:
+    """What a config change means for the user: saved or not, in effect now or after a restart."""
+    if stored.persisted:
+        return (
+            "saved; takes effect after a restart (seedcam reboot)"
+            if stored.restart_required
+            else ("saved; takes effect now")
+        )
+    if stored.restart_required:
+        return "not saved: takes effect after a restart, which loses it (the firmware persists with --config FILE)"
+    return "not saved: lasts until the firmware restarts"
+
+
+def _write_change(out: TextIO, stored: seedcam.ConfigValue, *, as_json: bool) -> None:
+    if as_json:
+        write_json(out, {**to_jsonable(stored), "note": change_note(stored)})
+    else:
+        out.write(f"{stored.key or '(all)'} = {json.dumps(stored.value)}  ({change_note(stored)})\n")
+
+
+def _flat_config(config: object, where: str) -> dict[str, object]:
+    """``{"camera": {"fps": 15}}`` -> ``{"camera.fps": 15}``: the dotted keys of a whole config."""
+    if not isinstance(config, dict):
+        raise CliError(f"{where}: not a config (a JSON object of sections)")
+    if set(config) == {"key", "value"} and config["key"] == "":  # the output of 'config get --json'
+        config = config["value"]
+        if not isinstance(config, dict):
+            raise CliError(f"{where}: not a config (a JSON object of sections)")
+    keys: dict[str, object] = {}
+    for section, table in config.items():
+        if isinstance(table, dict):
+            keys.update({f"{section}.{name}": value for name, value in table.items()})
+        else:
+            keys[str(section)] = table  # not a section: the device names it (NOT_FOUND)
+    return keys
+
+
+def cmd_config_apply(args: argparse.Namespace, out: TextIO) -> int:
+    """``config apply FILE``: set every key of a whole-config JSON file whose value differs on the device.
+
+    Key by key, in the file's order; a key the device refuses (a local-only key, a bad value)
+    is reported with the device's message and the others still go. Exit code: 0 when every
+    change went in, else that of the worst refusal (1 unknown key or bad value, 2 refused).
+    """
+    where = str(args.key)
+    try:
+        wanted = _flat_config(json.loads(Path(where).read_text(encoding="utf-8")), where)
+    except json.JSONDecodeError as exc:
+        raise CliError(f"{where}: not JSON: {exc}") from exc
+    code = EXIT_OK
+    changed = 0
+    with _open(args) as sensor:
+        current = _flat_config(sensor.config_get(""), "the device's config")
+        for key, value in wanted.items():
+            if key in current and (current[key] == value or value == HIDDEN_PATH):
+                continue  # the same, or a local path the device does not show
+            try:
+                stored = sensor.config_set(key, value)
+            except RpcError as exc:
+                code = max(code, EXIT_USER if exc.status in _USER_STATUSES else EXIT_DEVICE)
+                if args.json:
+                    write_json(out, {"key": key, "error": exc.status, "message": exc.detail})
+                else:
+                    out.write(f"{key}: not changed: {exc.detail} ({exc.status})\n")
+                continue
+            changed += 1
+            _write_change(out, stored, as_json=args.json)
+    if not args.json and changed == 0 and code == EXIT_OK:
+        out.write("nothing to change: the device's config is the file's\n")
+    return code
+
+
 def cmd_config(args: argparse.Namespace, out: TextIO) -> int:
     if args.action == "set" and args.value is None:
         raise CliError("config set needs KEY and VALUE")
+    if args.action == "apply":
+        if not args.key or args.value is not None:
+            raise CliError("config apply needs one FILE (the JSON of 'seedcam config get')")
+        return cmd_config_apply(args, out)
     with _open(args) as sensor:
         if args.action == "get":
             value = sensor.config_get(args.key or "")
@@ -155,11 +233,18 @@ def cmd_config(args: argparse.Namespace, out: TextIO) -> int:
             stored = sensor.config_set(args.key, _parse_value(args.value))
         else:
             stored = sensor.config_reset(args.key or "")
+    _write_change(out, stored, as_json=args.json)
+    return EXIT_OK
+
+
+def cmd_reboot(args: argparse.Namespace, out: TextIO) -> int:
+    with _open(args) as sensor:
+        old = sensor.device_info
+        info = sensor.reboot(timeout=args.wait)
     if args.json:
-        write_json(out, stored)
-        return EXIT_OK
-    note = "  (takes effect after a restart)" if stored.restart_required else ""
-    out.write(f"{stored.key or '(all)'} = {json.dumps(stored.value)}{note}\n")
+        write_json(out, {"old_boot_id": old.boot_id if old else "", "boot_id": info.boot_id})
+    else:
+        out.write(f"rebooted: boot {info.boot_id} (was {old.boot_id if old else '?'})\n")
     return EXIT_OK
 
 
@@ -253,10 +338,22 @@ def _parser() -> argparse.ArgumentParser:
     monitor.set_defaults(func=cmd_monitor)
 
     config = add("config", "read or change the device configuration")
-    config.add_argument("action", choices=("get", "set", "reset"))
-    config.add_argument("key", nargs="?", default="", help="dotted key, e.g. camera.fps (empty: everything)")
+    config.add_argument(
+        "action",
+        choices=("get", "set", "reset", "apply"),
+        help="get [KEY], set KEY VALUE, reset [KEY], apply FILE (set what differs from a 'config get' JSON file)",
+    )
+    config.add_argument(
+        "key", nargs="?", default="", help="dotted key, e.g. camera.fps (empty: everything); for apply: the FILE"
+    )
     config.add_argument("value", nargs="?", help="new value (JSON, or a plain string)")
     config.set_defaults(func=cmd_config)
+
+    reboot = add("reboot", "restart the firmware and wait until it is back (what was not saved is lost)")
+    reboot.add_argument(
+        "--wait", type=float, default=REBOOT_TIMEOUT_S, help=f"seconds to wait for it (default {REBOOT_TIMEOUT_S:g})"
+    )
+    reboot.set_defaults(func=cmd_reboot)
 
     models = add("models", "the models on the device and their updates ('models' alone: 'models list')")
     models.set_defaults(func=cmd_models)

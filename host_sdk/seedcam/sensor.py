@@ -47,6 +47,7 @@ log = logging.getLogger(__name__)
 M = TypeVar("M", pb.StatusEvent, pb.LogRecord, pb.Response)  #: what the reader thread parses here
 
 _POLL_S = 0.1
+REBOOT_TIMEOUT_S = 30.0  #: how long :meth:`Sensor.reboot` waits by default (the firmware loads its models again)
 
 
 @dataclass(frozen=True)
@@ -404,6 +405,42 @@ class Sensor:
             received += len(piece.jpeg)
         return replace(snapshot, jpeg=b"".join(pieces)) if len(pieces) > 1 else snapshot
 
+    def reboot(self, timeout: float | None = None) -> DeviceInfo:
+        """Restart the firmware and wait until it is back (a new boot id) and the link carries again.
+
+        The device answers first, then restarts; config changes it did not persist are lost
+        (:attr:`ConfigValue.persisted`). Reconnect callbacks see the reboot
+        (``ReconnectEvent.device_rebooted``) like any other, and results flow again afterwards.
+
+        Args:
+            timeout: seconds for the whole reboot, the answer and the way back included
+                (default :data:`REBOOT_TIMEOUT_S`).
+
+        Returns:
+            The device info of the new boot.
+
+        Raises:
+            SensorTimeout: no answer, or the device did not come back within ``timeout``.
+            LinkBroken: the link broke and will not come back (``reconnect=False``).
+            RpcError: the device refused (``UNSUPPORTED`` from a firmware without the request).
+            DeviceMismatch: another device came back on the port.
+        """
+        limit = REBOOT_TIMEOUT_S if timeout is None else timeout
+        deadline = time.monotonic() + limit
+        known = self._boots.device_info
+        old_boot = known.boot_id if known is not None else ""
+        self._call(pb.Request(reboot=pb.RebootRequest()), limit)
+        with self._state:
+            while True:
+                info = self._boots.device_info
+                if info is not None and info.boot_id != old_boot and self.connected:
+                    return info
+                self._session.check_alive()
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise SensorTimeout(f"sensor {self.url} did not come back from its reboot within {limit:g} s")
+                self._state.wait(min(remaining, _POLL_S * 5))
+
     def ping(self, payload: bytes = b"", timeout: float | None = None) -> float:
         """Round-trip a payload through the device; returns the round-trip time in seconds.
 
@@ -530,6 +567,8 @@ class Sensor:
         if event.device_rebooted:
             self._counts.reboots += 1
             self._session.reset_rx_sequence()
+        with self._state:
+            self._state.notify_all()  # a reboot() waits for the new boot
         self._last_reconnect = event
         log.info("sensor %s back: %s", self.url, "device rebooted" if event.device_rebooted else "link restored")
         self._reconnect_callbacks(event)

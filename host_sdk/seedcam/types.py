@@ -244,11 +244,20 @@ class Health:
 
 @dataclass(frozen=True)
 class ConfigValue:
-    """A configuration value read from or written to the sensor."""
+    """A configuration value read from or written to the sensor.
+
+    Attributes:
+        key: the dotted key, section or ``""`` (everything).
+        value: the value the device stored (local-only paths read as ``"<local>"``).
+        restart_required: the change takes effect after a firmware restart.
+        persisted: the device wrote the change into its config file, so it survives a
+            restart (False: it lasts until the firmware restarts; always False for a read).
+    """
 
     key: str
     value: object
     restart_required: bool = False
+    persisted: bool = False
 
 
 @dataclass(frozen=True)

@@ -68,7 +68,8 @@ def test_readme_shows_the_example_verbatim() -> None:
 
 
 def test_ten_line_example_prints_live_lane_state_signs_and_plate_text(firmware_factory) -> None:  # noqa: ANN001
-    fw = firmware_factory("--config", str(REPO / "firmware" / "config" / "default.toml"))
+    # the repository's file: nothing persisted into it, no .last-good beside it
+    fw = firmware_factory("--config", str(REPO / "firmware" / "config" / "default.toml"), "--no-persist-config")
     env = {**os.environ, "SEEDCAM_PORT": fw.link}
     proc = subprocess.Popen([sys.executable, str(EXAMPLE)], stdout=subprocess.PIPE, text=True, env=env)
     out = Output(proc)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from helpers import REPO
 
-from seedcam_firmware.cli import _parser
+from seedcam_firmware.cli import _parser, persists
 
 UNITS = sorted((REPO / "deploy" / "systemd").glob("*.service"))
 #: Board-only commands a unit runs directly, absent on a CI box: replaced by a stub for ``verify``.
@@ -54,7 +54,21 @@ def test_unit_commands_are_firmware_commands(unit: Path) -> None:
             argv = ["run", *argv[2:]]
         args = _parser().parse_args(argv)  # an unknown option exits (SystemExit)
         if args.command == "run":
-            assert args.config == Path("/etc/seedcam/firmware.toml") and args.persist_config
+            assert args.config == Path("/etc/seedcam/firmware.toml") and persists(args)
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["run"], False),  # no file: nothing to write into
+        (["run", "--persist-config"], False),
+        (["run", "--config", "fw.toml"], True),  # the default with a config file
+        (["run", "--config", "fw.toml", "--persist-config"], True),
+        (["run", "--config", "fw.toml", "--no-persist-config"], False),
+    ],
+)
+def test_host_changes_persist_by_default_with_a_config_file(argv: list[str], expected: bool) -> None:
+    assert persists(_parser().parse_args(argv)) is expected
 
 
 def test_units_pass_systemd_analyze_verify(tmp_path: Path) -> None:

@@ -58,7 +58,7 @@ class RecordingServices:
 
     def config_set(self, key: str, value: object) -> ConfigValue:
         self._enter("config_set", key, value)
-        return ConfigValue(key, value, True)
+        return ConfigValue(key, value, True, persisted=True)
 
     def config_reset(self, key: str) -> ConfigValue:
         self._enter("config_reset", key)
@@ -75,6 +75,9 @@ class RecordingServices:
     def snapshot(self, quality: int) -> Snapshot:
         self._enter("snapshot", quality)
         return SNAP
+
+    def reboot(self) -> None:
+        self._enter("reboot")
 
 
 @pytest.fixture
@@ -122,6 +125,13 @@ def test_config_set_decodes_the_json_value(dispatch: Dispatcher, services: Recor
     assert services.calls == [("config_set", ("camera", value))]
     assert json.loads(response.config.value_json) == value
     assert response.config.restart_required is True
+    assert response.config.persisted is True
+
+
+def test_reboot_is_answered_ok_and_reaches_the_service(dispatch: Dispatcher, services: RecordingServices) -> None:
+    response = _ok(dispatch(pb.Request(reboot=pb.RebootRequest())))
+    assert services.calls == [("reboot", ())]
+    assert response.WhichOneof("body") is None
 
 
 def test_config_reset(dispatch: Dispatcher, services: RecordingServices) -> None:

@@ -78,9 +78,9 @@ def test_a_persisted_config_file_that_does_not_boot_falls_back_to_the_last_good_
         config.write_text(last_good_path(config).read_text())
 
 
-def test_without_persist_config_nothing_is_kept(firmware_factory: Callable[..., EmulatedBoard], tmp_path: Path) -> None:
+def test_with_no_persist_config_nothing_is_kept(firmware_factory: Callable[..., EmulatedBoard], tmp_path: Path) -> None:
     config = _config(tmp_path)
-    fw = firmware_factory("--config", str(config))
+    fw = firmware_factory("--config", str(config), "--no-persist-config")
     with seedcam.open(fw.link, timeout=WAIT_S) as sensor:
         wait_until(lambda: sensor.health is not None and sensor.health.frames_processed > 2, WAIT_S, "frames")
     fw.terminate()

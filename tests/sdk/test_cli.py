@@ -106,10 +106,13 @@ def test_monitor_text_and_duration(served: FakeDevice) -> None:
 def test_config_get_and_set(served: FakeDevice) -> None:
     assert run_on(served, "config", "get", "camera.fps") == (0, "30\n")
     code, out = run_on(served, "config", "set", "camera.fps", "15")
-    assert (code, out) == (0, "camera.fps = 15\n")
+    assert (code, out) == (
+        0,
+        "camera.fps = 15  (not saved: lasts until the firmware restarts)\n",
+    )  # the fake persists nothing
     assert served.services.config["camera.fps"] == 15
     code, out = run_on(served, "config", "set", "camera.width", "640")
-    assert code == 0 and "camera.width = 640" in out and "restart" in out
+    assert code == 0 and "camera.width = 640" in out and "not saved: takes effect after a restart" in out
     code, out = run_on(served, "config", "get")
     assert code == 0 and json.loads(out)["camera.fps"] == 15
 

@@ -33,7 +33,7 @@ def _through_the_wire(message: pb.Response) -> pb.Response:
 
 
 @settings(max_examples=50, deadline=None)
-@given(value=st.builds(ConfigValue, TEXT, JSON, st.booleans()))
+@given(value=st.builds(ConfigValue, TEXT, JSON, st.booleans(), st.booleans()))
 def test_config_value_roundtrip(value: ConfigValue) -> None:
     back = _through_the_wire(pb.Response(config=codec.config_value_to_pb(value)))
     assert codec.config_value_from_pb(back.config) == value

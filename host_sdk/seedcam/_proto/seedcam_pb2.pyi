@@ -356,14 +356,16 @@ class ConfigResetRequest(_message.Message):
     def __init__(self, key: _Optional[str] = ...) -> None: ...
 
 class ConfigValue(_message.Message):
-    __slots__ = ("key", "value_json", "restart_required")
+    __slots__ = ("key", "value_json", "restart_required", "persisted")
     KEY_FIELD_NUMBER: _ClassVar[int]
     VALUE_JSON_FIELD_NUMBER: _ClassVar[int]
     RESTART_REQUIRED_FIELD_NUMBER: _ClassVar[int]
+    PERSISTED_FIELD_NUMBER: _ClassVar[int]
     key: str
     value_json: str
     restart_required: bool
-    def __init__(self, key: _Optional[str] = ..., value_json: _Optional[str] = ..., restart_required: _Optional[bool] = ...) -> None: ...
+    persisted: bool
+    def __init__(self, key: _Optional[str] = ..., value_json: _Optional[str] = ..., restart_required: _Optional[bool] = ..., persisted: _Optional[bool] = ...) -> None: ...
 
 class ListModelsRequest(_message.Message):
     __slots__ = ()
@@ -431,8 +433,12 @@ class Pong(_message.Message):
     payload: bytes
     def __init__(self, payload: _Optional[bytes] = ...) -> None: ...
 
+class RebootRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
 class Request(_message.Message):
-    __slots__ = ("info", "config_get", "config_set", "config_reset", "list_models", "select_tasks", "snapshot", "ping")
+    __slots__ = ("info", "config_get", "config_set", "config_reset", "list_models", "select_tasks", "snapshot", "ping", "reboot")
     INFO_FIELD_NUMBER: _ClassVar[int]
     CONFIG_GET_FIELD_NUMBER: _ClassVar[int]
     CONFIG_SET_FIELD_NUMBER: _ClassVar[int]
@@ -441,6 +447,7 @@ class Request(_message.Message):
     SELECT_TASKS_FIELD_NUMBER: _ClassVar[int]
     SNAPSHOT_FIELD_NUMBER: _ClassVar[int]
     PING_FIELD_NUMBER: _ClassVar[int]
+    REBOOT_FIELD_NUMBER: _ClassVar[int]
     info: InfoRequest
     config_get: ConfigGetRequest
     config_set: ConfigSetRequest
@@ -449,7 +456,8 @@ class Request(_message.Message):
     select_tasks: SelectTasksRequest
     snapshot: SnapshotRequest
     ping: PingRequest
-    def __init__(self, info: _Optional[_Union[InfoRequest, _Mapping]] = ..., config_get: _Optional[_Union[ConfigGetRequest, _Mapping]] = ..., config_set: _Optional[_Union[ConfigSetRequest, _Mapping]] = ..., config_reset: _Optional[_Union[ConfigResetRequest, _Mapping]] = ..., list_models: _Optional[_Union[ListModelsRequest, _Mapping]] = ..., select_tasks: _Optional[_Union[SelectTasksRequest, _Mapping]] = ..., snapshot: _Optional[_Union[SnapshotRequest, _Mapping]] = ..., ping: _Optional[_Union[PingRequest, _Mapping]] = ...) -> None: ...
+    reboot: RebootRequest
+    def __init__(self, info: _Optional[_Union[InfoRequest, _Mapping]] = ..., config_get: _Optional[_Union[ConfigGetRequest, _Mapping]] = ..., config_set: _Optional[_Union[ConfigSetRequest, _Mapping]] = ..., config_reset: _Optional[_Union[ConfigResetRequest, _Mapping]] = ..., list_models: _Optional[_Union[ListModelsRequest, _Mapping]] = ..., select_tasks: _Optional[_Union[SelectTasksRequest, _Mapping]] = ..., snapshot: _Optional[_Union[SnapshotRequest, _Mapping]] = ..., ping: _Optional[_Union[PingRequest, _Mapping]] = ..., reboot: _Optional[_Union[RebootRequest, _Mapping]] = ...) -> None: ...
 
 class Response(_message.Message):
     __slots__ = ("status", "message", "info", "config", "models", "tasks", "snapshot", "pong")

@@ -383,6 +383,7 @@ def config_value_to_pb(value: ConfigValue, out: pb.ConfigValue | None = None) ->
     out.key = value.key
     out.value_json = json.dumps(value.value)
     out.restart_required = value.restart_required
+    out.persisted = value.persisted
     return out
 
 
@@ -396,7 +397,7 @@ def config_value_from_pb(message: pb.ConfigValue) -> ConfigValue:
         value = json.loads(message.value_json) if message.value_json else None
     except json.JSONDecodeError as exc:
         raise ProtocolError(f"device sent an undecodable config value: {exc}") from exc
-    return ConfigValue(message.key, value, message.restart_required)
+    return ConfigValue(message.key, value, message.restart_required, message.persisted)
 
 
 def snapshot_to_pb(snapshot: Snapshot, out: pb.Snapshot | None = None) -> pb.Snapshot:
