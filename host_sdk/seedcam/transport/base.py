@@ -13,11 +13,11 @@ import logging
 import threading
 import time
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from seedcam.errors import LinkBroken, SensorTimeout
 
-__all__ = ["Transport", "deadline_after", "remaining"]
+__all__ = ["Transport", "WrappingTransport", "deadline_after", "remaining"]
 
 _log = logging.getLogger(__name__)
 
@@ -218,3 +218,38 @@ class Transport(abc.ABC):
     @abc.abstractmethod
     def _close(self) -> None:
         """Release the resources; called once, with no read or write in flight."""
+
+
+class WrappingTransport(Transport):
+    """A transport that adds a behaviour to another one, ``inner``, chosen by a query on its URL.
+
+    ``?throttle=BAUD`` and ``?trace=1`` are such queries: :func:`open_transport` opens the
+    inner transport and wraps it. Closing the wrapper closes ``inner`` (which wakes a read or
+    write in flight there).
+
+    Args:
+        inner: the transport to wrap; closed with this one.
+        url: the URL to report.
+    """
+
+    #: the URL query that selects this wrapper (``from_url`` names it)
+    query: ClassVar[str] = ""
+
+    def __init__(self, inner: Transport, url: str) -> None:
+        super().__init__(url)
+        self.inner = inner
+
+    def _wake(self) -> None:
+        self.inner.close()
+
+    def _close(self) -> None:
+        pass  # inner is closed by _wake
+
+    @classmethod
+    def from_url(cls, url: str, **options: Any) -> Transport:
+        """Not used: a wrapper is a query on another transport's URL.
+
+        Raises:
+            ValueError: always.
+        """
+        raise ValueError(f"use ?{cls.query} on another transport's URL")

@@ -18,10 +18,9 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any
 
 from seedcam.errors import LinkBroken, SensorTimeout
-from seedcam.transport.base import Transport, remaining
+from seedcam.transport.base import Transport, WrappingTransport, remaining
 
 __all__ = ["QUANTUM_S", "ThrottledTransport"]
 
@@ -34,7 +33,7 @@ QUANTUM_S = 0.001
 _RX_CHUNK = 4096
 
 
-class ThrottledTransport(Transport):
+class ThrottledTransport(WrappingTransport):
     """Limit both directions of ``inner`` to a UART's line rate.
 
     Writing: bytes reach ``inner`` (and so the peer) no faster than the line
@@ -52,6 +51,8 @@ class ThrottledTransport(Transport):
         ValueError: ``baud`` or ``bits_per_byte`` is not positive.
     """
 
+    query = "throttle=BAUD"
+
     def __init__(
         self,
         inner: Transport,
@@ -61,8 +62,7 @@ class ThrottledTransport(Transport):
     ) -> None:
         if baud <= 0 or bits_per_byte <= 0:
             raise ValueError(f"baud and bits_per_byte must be > 0, got {baud!r}, {bits_per_byte!r}")
-        super().__init__(url or f"{inner.url}?throttle={baud}")
-        self.inner = inner
+        super().__init__(inner, url or f"{inner.url}?throttle={baud}")
         self.baud = baud
         self.byte_time = bits_per_byte / baud
         self._slice = max(1, int(QUANTUM_S / self.byte_time))
@@ -115,16 +115,4 @@ class ThrottledTransport(Transport):
 
     def _wake(self) -> None:
         self._stop.set()
-        self.inner.close()
-
-    def _close(self) -> None:
-        pass
-
-    @classmethod
-    def from_url(cls, url: str, **options: Any) -> Transport:
-        """Not used: throttling is a query on another URL (``...?throttle=BAUD``).
-
-        Raises:
-            ValueError: always.
-        """
-        raise ValueError("use ?throttle=BAUD on another transport's URL")
+        super()._wake()

@@ -15,9 +15,8 @@ Nothing is logged (nor formatted) unless that logger is enabled for DEBUG.
 from __future__ import annotations
 
 import logging
-from typing import Any
 
-from seedcam.transport.base import Transport, remaining
+from seedcam.transport.base import Transport, WrappingTransport, remaining
 
 __all__ = ["TRACE_LOGGER", "TracingTransport", "hexdump"]
 
@@ -36,7 +35,7 @@ def hexdump(data: bytes, bytes_per_line: int = _BYTES_PER_LINE) -> str:
     )
 
 
-class TracingTransport(Transport):
+class TracingTransport(WrappingTransport):
     """Pass everything through to ``inner`` and log it at DEBUG on :data:`TRACE_LOGGER`.
 
     Args:
@@ -45,9 +44,10 @@ class TracingTransport(Transport):
         logger: where the records go (default :data:`TRACE_LOGGER`).
     """
 
+    query = "trace=1"
+
     def __init__(self, inner: Transport, url: str | None = None, logger: logging.Logger | None = None) -> None:
-        super().__init__(url or inner.url)
-        self.inner = inner
+        super().__init__(inner, url or inner.url)
         self._log = logger or _log
 
     def _trace(self, direction: str, data: bytes) -> None:
@@ -64,18 +64,3 @@ class TracingTransport(Transport):
         payload = bytes(data)
         self._trace("TX", payload)  # before: a write that fails half-way was still attempted
         self.inner.write(payload, remaining(deadline))
-
-    def _wake(self) -> None:
-        self.inner.close()
-
-    def _close(self) -> None:
-        pass
-
-    @classmethod
-    def from_url(cls, url: str, **options: Any) -> Transport:
-        """Not used: tracing is a query on another URL (``...?trace=1``).
-
-        Raises:
-            ValueError: always.
-        """
-        raise ValueError("use ?trace=1 on another transport's URL")
