@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import subprocess
 import sys
 import threading
@@ -99,6 +100,10 @@ def test_readme_shows_what_the_demo_prints() -> None:
     assert any(SIGN.fullmatch(line) for line in lines) and any(TEXT.fullmatch(line) for line in lines)
 
 
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_readme_command_one_shows_lane_signs_and_plate_text_and_ctrl_c_cleans_up(tmp_path: Path) -> None:
     """``scripts/demo.sh``, as the README's first line runs it (set-up is a no-op when installed), then Ctrl-C."""
     import signal
@@ -113,6 +118,9 @@ def test_readme_command_one_shows_lane_signs_and_plate_text_and_ctrl_c_cleans_up
         cwd=tmp_path,
         env={**os.environ, "TMPDIR": str(tmp)},  # where the demo makes its temporary folder
         start_new_session=True,  # its own process group, as a terminal's foreground job
+        # Ctrl-C as a terminal delivers it, also when this test runs where SIGINT is ignored (a job started with
+        # '&' by a non-interactive shell): an ignored SIGINT is inherited, and bash cannot trap it then
+        preexec_fn=_default_sigint,
     )
     out = Output(proc)
     try:

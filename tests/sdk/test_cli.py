@@ -243,6 +243,9 @@ def test_sigterm_unwinds_like_ctrl_c(signame: str) -> None:
             [sys.executable, "-m", "seedcam.cli", "--port", os.ttyname(slave), "info"],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
+            # an ignored SIGINT (a job started with '&' by a non-interactive shell) is inherited: Python would
+            # then keep ignoring it instead of raising KeyboardInterrupt
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
         )
         try:
             ready, _, _ = select.select([master], [], [], 20)  # its first request: the command is running
