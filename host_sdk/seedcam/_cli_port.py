@@ -1,8 +1,9 @@
 """Which port the ``seedcam`` CLI opens, at which baud rate, and what it says when it cannot.
 
-The port comes from ``-p/--port``, else ``$SEEDCAM_PORT``, else discovery; the
-baud rate of a serial port from the URL's ``?baud=``, else ``-b/--baud``, else
-``$SEEDCAM_BAUD``, else the transport's default (921600). A port that cannot be
+The port comes from ``-p/--port``, else ``$SEEDCAM_PORT``, else the CLI's config
+file (:mod:`seedcam._cli_config`), else discovery; the baud rate of a serial port
+from the URL's ``?baud=``, else ``-b/--baud``, else ``$SEEDCAM_BAUD``, else the
+config file, else the transport's default (921600). A port that cannot be
 opened is one line, like esptool's: ``port /dev/ttyUSB0 busy or missing: <reason>``.
 """
 
@@ -15,6 +16,7 @@ import os
 
 import seedcam
 from seedcam._cli_common import EXIT_DEVICE, EXIT_USER, CliError
+from seedcam._cli_config import ToolConfig, load_tool_config
 from seedcam.discovery import PORT_ENV, resolve_url
 from seedcam.errors import LinkBroken
 from seedcam.transport.url_options import TransportUrl, parse_transport_url
@@ -29,15 +31,19 @@ BAUD_ENV = "SEEDCAM_BAUD"
 _BUSY = (errno.EAGAIN, errno.EWOULDBLOCK, errno.EBUSY)
 
 
-def _baud(args: argparse.Namespace) -> int | None:
-    """``--baud``, else ``$SEEDCAM_BAUD``, else None; a bad value is a usage error naming where it came from."""
+def _baud(args: argparse.Namespace, config: ToolConfig) -> int | None:
+    """``--baud``, else ``$SEEDCAM_BAUD``, else the config file's, else None.
+
+    Raises:
+        CliError: a bad value, naming where it came from (exit 1).
+    """
     text: str | None = getattr(args, "baud", None)
     where = "-b/--baud"
     if text is None:
         text = os.environ.get(BAUD_ENV, "").strip() or None
         where = f"${BAUD_ENV}"
     if text is None:
-        return None
+        return config.baud
     digits = text.strip()
     if not digits.isdigit() or int(digits) <= 0:
         raise CliError(f"bad baud rate {text!r} from {where}: a whole number of bit/s above 0, e.g. 115200", EXIT_USER)
@@ -48,11 +54,13 @@ def _is_serial(url: TransportUrl) -> bool:
     return "://" not in url.base
 
 
-def _origin(args: argparse.Namespace) -> str:
-    """Where the port came from, for messages: `` (from $SEEDCAM_PORT)`` or nothing."""
-    if not args.port and not args.serial and os.environ.get(PORT_ENV, "").strip():
+def _origin(args: argparse.Namespace, config: ToolConfig) -> str:
+    """Where the port came from, for messages: `` (from $SEEDCAM_PORT)``, the config file, or nothing."""
+    if args.port or args.serial:
+        return ""
+    if os.environ.get(PORT_ENV, "").strip():
         return f" (from ${PORT_ENV})"
-    return ""
+    return f" (from {config.path})" if config.port else ""
 
 
 def sensor_url(args: argparse.Namespace) -> str:
@@ -60,11 +68,15 @@ def sensor_url(args: argparse.Namespace) -> str:
 
     Raises:
         NoSensorFound: no port given and not exactly one sensor found.
-        CliError: a bad ``--baud`` or ``$SEEDCAM_BAUD`` (exit 1).
+        CliError: a bad ``--baud``, ``$SEEDCAM_BAUD`` or config file (exit 1).
         ValueError: the URL's options are malformed.
     """
-    baud = _baud(args)
-    parsed = parse_transport_url(resolve_url(args.port, serial=args.serial))
+    config = load_tool_config()
+    baud = _baud(args, config)
+    port = args.port
+    if not port and not args.serial and not os.environ.get(PORT_ENV, "").strip():
+        port = config.port  # after the command line and the environment, before discovery
+    parsed = parse_transport_url(resolve_url(port, serial=args.serial))
     if baud is not None and parsed.baud is None:  # ?baud= in the URL wins
         if _is_serial(parsed):
             parsed = parsed.with_baud(baud)
@@ -96,4 +108,5 @@ def open_sensor(args: argparse.Namespace) -> seedcam.Sensor:
             reason = f"in use by another program ({os.strerror(exc.errno)})"
         else:
             reason = os.strerror(exc.errno)
-        raise CliError(f"port {parsed.base}{_origin(args)} busy or missing: {reason}", EXIT_DEVICE) from exc
+        origin = _origin(args, load_tool_config())
+        raise CliError(f"port {parsed.base}{origin} busy or missing: {reason}", EXIT_DEVICE) from exc
