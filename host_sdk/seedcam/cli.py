@@ -237,6 +237,20 @@ def cmd_config(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_OK
 
 
+#: shells ``seedcam completion`` writes a script for (shtab's)
+COMPLETION_SHELLS = ("bash", "zsh", "tcsh")
+
+
+def cmd_completion(args: argparse.Namespace, out: TextIO) -> int:
+    """The shell completion script of this CLI, made by shtab from the argument parser itself."""
+    try:
+        import shtab
+    except ImportError as exc:
+        raise CliError("shell completion needs shtab: pip install 'seedcam[completion]'", EXIT_USER) from exc
+    out.write(shtab.complete(_parser(), shell=args.shell))
+    return EXIT_OK
+
+
 def cmd_reboot(args: argparse.Namespace, out: TextIO) -> int:
     with _open(args) as sensor:
         old = sensor.device_info
@@ -368,6 +382,9 @@ def _parser() -> argparse.ArgumentParser:
     snapshot.add_argument("-o", "--output", type=Path, required=True)
     snapshot.add_argument("--quality", type=int, default=0, help="JPEG quality 1..100 (default: device's)")
     snapshot.set_defaults(func=cmd_snapshot)
+    completion = add("completion", 'print a shell completion script: eval "$(seedcam completion bash)"')
+    completion.add_argument("shell", choices=COMPLETION_SHELLS)
+    completion.set_defaults(func=cmd_completion)
     add_agv_commands(commands)  # agv-sim, agv-bench: the closed-loop simulator
     return parser
 
