@@ -41,8 +41,9 @@ offsets to 0.1 mm, capture times to 100 µs.
 from __future__ import annotations
 
 import struct
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, replace
+from typing import TypeVar
 
 from seedcam.errors import ProtocolError
 from seedcam.types import Box, Classification, Detection, LaneState, LaneStatus, Result, TextLine
@@ -80,6 +81,8 @@ _OFFSET_UNIT, _HEADING_UNIT, _CURVATURE_UNIT, _WIDTH_UNIT = 1e-4, 1e-4, 2e-4, 1e
 _BOX_KIND_NONE, _BOX_KIND_EXPLICIT, _BOX_KIND_DETECTION = 0, 1, 2
 _LONG_TEXT = 31
 _CHAR_CONFIDENCES = 0x80
+
+_Key = TypeVar("_Key", bound=Hashable)  # of a dictionary table: a label (class id, name) or a stage name
 
 _STATUS_CODES = {LaneStatus.UNKNOWN: 0, LaneStatus.OK: 1, LaneStatus.ONE_LINE: 2, LaneStatus.LOST: 3}
 _STATUS_OF_CODE = {code: status for status, code in _STATUS_CODES.items()}
@@ -372,7 +375,7 @@ class CompactEncoder:
         return self._dictionary
 
     @staticmethod
-    def _grow(index: dict, keys: Sequence) -> None:  # type: ignore[type-arg]
+    def _grow(index: dict[_Key, int], keys: Sequence[_Key]) -> None:
         """Append the new keys; a table that would overflow one byte starts over with these keys."""
         fresh = [key for key in dict.fromkeys(keys) if key not in index]
         if len(index) + len(fresh) > _MAX_TABLE:
