@@ -102,9 +102,11 @@ class NativePersonality(Personality):
     def result(self, result: Result) -> tuple[Outgoing, ...]:
         with self._results_lock:
             fresh, payload = self._results.encode(result, time.monotonic_ns() // 1000)
-            dictionary = self._results.dictionary
+            generation = self._results.generation
+            # the anchored copy is made only for an announcement, not for every frame
+            dictionary = None if generation == self._announced_generation else fresh or self._results.dictionary
         outgoing = Outgoing(Channel.RESULT, payload)
-        if fresh is None and dictionary.generation == self._announced_generation:
+        if dictionary is None:
             return (outgoing,)
         event = pb.StatusEvent(dictionary=pb.ResultDictionary())
         codec.result_dictionary_to_pb(dictionary, event.dictionary)

@@ -246,6 +246,11 @@ class CompactEncoder:
         self._timings = self._checked_mode(mode)
 
     @property
+    def generation(self) -> int:
+        """The generation of the dictionary in force (0 before the first result)."""
+        return self._dictionary.generation
+
+    @property
     def dictionary(self) -> ResultDictionary:
         """The dictionary in force, anchored at the latest encoded result."""
         return replace(self._dictionary, frame_id=self._last_frame_id, timestamp_us=self._last_timestamp_us)
