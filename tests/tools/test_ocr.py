@@ -217,7 +217,7 @@ def test_train_ocr_smoke_writes_a_valid_bundle(tmp_path: Path, capsys: pytest.Ca
     out = tmp_path / "ocr"
     code = main(
         ["train-ocr", "--out", str(out), "--work", str(tmp_path / "work"),
-         "--samples", "64", "--epochs", "1", "--eval-samples", "8", "--quiet"]
+         "--samples", "64", "--epochs", "1", "--eval-samples", "8", "--width-mult", "0.5", "--quiet"]
     )  # fmt: skip
     assert code == 0
     assert "bundle written to" in capsys.readouterr().out
@@ -226,7 +226,8 @@ def test_train_ocr_smoke_writes_a_valid_bundle(tmp_path: Path, capsys: pytest.Ca
     assert metrics["export"]["float_conversion_inputs"] == 100
     assert metrics["heldout"]["seed_base"] == 10_000_000
     assert set(metrics["summary"]) == {"metric", "float32", "int8"}
-    assert metrics["training"]["samples"] == 64 and "train-ocr" in metrics["training"]["command"]
+    assert metrics["training"]["samples"] == 64 and "--width-mult 0.5" in metrics["training"]["command"]
+    assert metrics["training"]["width_mult"] == 0.5 and metrics["model_params"] < 100_000  # shipped width: 218 k
     for precision in ("int8", "float32"):
         manifest = load_manifest(out, precision=precision)  # validates, checks the sha256
         assert manifest.task == "ocr" and manifest.id == OCR_MANIFEST["id"]

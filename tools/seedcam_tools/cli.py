@@ -218,6 +218,7 @@ def cmd_train_ocr(args: argparse.Namespace) -> int:
         + (f"--first-crop {args.first_crop} " if args.first_crop else "")
         + f"--epochs {args.epochs} --lr {args.lr:g} --random-world {args.random_world:g} "
         + (f"--init-from {args.init_from} " if args.init_from else "")
+        + (f"--width-mult {args.width_mult:g} " if args.width_mult != 1.0 else "")
         + f"--eval-samples {args.eval_samples}"
     )
     if args.keras is not None:  # bundle a model trained earlier
@@ -236,6 +237,7 @@ def cmd_train_ocr(args: argparse.Namespace) -> int:
             progress=not args.quiet,
             random_fraction=args.random_world,
             init_from=args.init_from,
+            width_mult=args.width_mult,
         )
         keras_path = work / "ocr.keras"
         info = {**trained.to_dict(), "command": command}
@@ -463,6 +465,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     ocr.add_argument(
         "--init-from", type=Path, help="continue from this ocr.keras, or a float32 .tflite of the same architecture"
+    )
+    ocr.add_argument(
+        "--width-mult",
+        type=float,
+        default=1.0,
+        help="channel multiplier of a fresh model (default 1: the shipped width; ignored when continuing a .keras)",
     )
     ocr.add_argument("--keras", type=Path, help="skip training: bundle this trained ocr.keras")
     ocr.add_argument("--work", type=Path, help="folder for the Keras model and training logs")

@@ -68,6 +68,7 @@ class OcrTrainMetrics:
     final_loss: float
     random_world_fraction: float = 0.0
     continued_from: str = ""
+    width_mult: float = 1.0
 
     def to_dict(self) -> dict[str, float]:
         """As a JSON-friendly dict."""
@@ -271,6 +272,7 @@ def train_ocr(
     progress: bool = False,
     random_fraction: float = 0.0,
     init_from: Path | None = None,
+    width_mult: float = 1.0,
 ) -> OcrTrainMetrics:
     """Generate plate crops, train, and save ``ocr.keras`` + ``train_metrics.json`` in ``out_dir``.
 
@@ -288,6 +290,7 @@ def train_ocr(
         progress: show progress bars / per-epoch logs.
         random_fraction: share of crops from the randomized world (:mod:`seedcam_tools.world`).
         init_from: continue from this saved ``ocr.keras``, or a float32 ``.tflite`` of the same architecture.
+        width_mult: channel multiplier of a fresh model (1.0: the shipped width); ignored when continuing a ``.keras``.
 
     Raises:
         ValueError: the training seeds would reach the validation seeds, or ``samples`` < 1.
@@ -305,7 +308,15 @@ def train_ocr(
     render_secs = time.monotonic() - t0
     t0 = time.monotonic()
     model, hist = train_on_data(
-        train, val, seed=seed, epochs=epochs, batch_size=batch_size, lr=lr, progress=progress, init_from=init_from
+        train,
+        val,
+        seed=seed,
+        epochs=epochs,
+        batch_size=batch_size,
+        lr=lr,
+        progress=progress,
+        init_from=init_from,
+        width_mult=width_mult,
     )
     secs = time.monotonic() - t0
     model.save(out_dir / "ocr.keras")
@@ -324,6 +335,7 @@ def train_ocr(
         final_loss=float(hist["loss"][-1]),
         random_world_fraction=random_fraction,
         continued_from=str(init_from or ""),
+        width_mult=width_mult,
     )
     (out_dir / "train_metrics.json").write_text(json.dumps(metrics.to_dict(), indent=2) + "\n")
     return metrics
