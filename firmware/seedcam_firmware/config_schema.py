@@ -389,6 +389,13 @@ def check_device(value: str | int) -> str | None:
     return None if value else "must not be empty"
 
 
+def check_fourcc(value: str) -> str | None:
+    """Check ``camera.pixel_format``: empty (the driver's default) or a V4L2 FourCC of four printable characters."""
+    if value == "" or (len(value) == 4 and value.isascii() and value.isprintable()):
+        return None
+    return "must be empty (the driver's default) or a FourCC of 4 characters such as YUYV or MJPG"
+
+
 def check_link_url(url: str) -> str | None:
     """Check ``link.url``.
 

@@ -24,6 +24,7 @@ from seedcam_firmware.config_schema import (
     KeySpec,
     Section,
     check_device,
+    check_fourcc,
     check_link_url,
     check_name,
     check_serial,
@@ -97,6 +98,12 @@ class CameraConfig(Section):
         check=check_device,
         host="local",
         doc="v4l2 device path or index; picamera2: an index picks the camera (a path: the first)",
+    )
+    pixel_format: str = setting(
+        "",
+        check=check_fourcc,
+        host="local",
+        doc="v4l2: the FourCC to capture in (YUYV, MJPG, RGB3 ...); empty = the driver's default",
     )
     path: str = setting(
         "",

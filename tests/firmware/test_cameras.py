@@ -169,18 +169,24 @@ class _FakeCapture:
     frames = 3
     period = 0.002
     opened = True
+    formats = ("YUYV", "MJPG")  # what the "driver" captures in; the first is its default
 
     def __init__(self, path: str, api: int) -> None:
         self.count = 0
-        self.props: dict[int, float] = {}
+        self.props: dict[int, float] = {cv2.CAP_PROP_FOURCC: cv2.VideoWriter.fourcc(*self.formats[0])}
         self.released = threading.Event()
 
     def isOpened(self) -> bool:
         return self.opened
 
     def set(self, prop: int, value: float) -> bool:
+        if prop == cv2.CAP_PROP_FOURCC and value not in [cv2.VideoWriter.fourcc(*f) for f in self.formats]:
+            return False  # a driver keeps its format when asked for one it lacks
         self.props[prop] = value
         return True
+
+    def get(self, prop: int) -> float:
+        return self.props.get(prop, 0.0)
 
     def grab(self) -> bool:
         time.sleep(self.period)
@@ -200,6 +206,23 @@ def fake_device(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     dev = tmp_path / "video0"
     dev.touch()
     return str(dev)
+
+
+def test_v4l2_pixel_format_is_asked_for_and_reported(fake_device: str) -> None:
+    cam = v4l2.V4L2Camera(fake_device, 160, 120, 30.0, pixel_format="MJPG")
+    try:
+        assert cam.mode == v4l2.CaptureMode(width=160, height=120, fps=30.0, pixel_format="MJPG")
+    finally:
+        cam.close()
+    cam = v4l2.V4L2Camera(fake_device, 160, 120, 30.0)  # empty: the driver's default
+    try:
+        assert cam.mode.pixel_format == "YUYV"
+    finally:
+        cam.close()
+    with pytest.raises(CameraError, match=r"does not capture in RGB3 \(the driver chose YUYV\)$"):
+        v4l2.V4L2Camera(fake_device, 160, 120, 30.0, pixel_format="RGB3")
+    with pytest.raises(ValueError, match="FourCC of 4 characters"):
+        v4l2.V4L2Camera(fake_device, 160, 120, 30.0, pixel_format="YUV")
 
 
 def test_v4l2_frames_then_read_failure(fake_device: str, monkeypatch: pytest.MonkeyPatch) -> None:

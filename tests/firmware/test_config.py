@@ -242,6 +242,7 @@ def _strategy(key: str) -> st.SearchStrategy[Any]:
         "device.serial_number": st.from_regex(r"[A-Za-z0-9._-]{1,64}", fullmatch=True),
         "device.name": st.text(max_size=64).filter(str.isprintable),
         "camera.device": st.one_of(st.integers(0, 63), st.text(min_size=1, max_size=20)),
+        "camera.pixel_format": st.sampled_from(["", "YUYV", "MJPG", "RGB3"]),
         "link.url": st.sampled_from(["pty", "pty:///tmp/sc", "/dev/ttyAMA0", "tcp-listen://0.0.0.0:5760"]),
         "tasks.enabled": st.lists(st.sampled_from(KNOWN_TASKS), unique=True).map(tuple),
         "updates.public_keys": st.lists(st.from_regex(r"[0-9a-f]{64}", fullmatch=True), max_size=2).map(tuple),

@@ -54,7 +54,9 @@ def open_camera(cfg: CameraConfig) -> CameraSource:
     if cfg.source == "v4l2":
         from seedcam_firmware.camera.v4l2 import V4L2Camera
 
-        return V4L2Camera(cfg.device, cfg.width, cfg.height, cfg.fps, rotation=cfg.rotation)
+        return V4L2Camera(
+            cfg.device, cfg.width, cfg.height, cfg.fps, rotation=cfg.rotation, pixel_format=cfg.pixel_format
+        )
     if cfg.source == "picamera2":  # a Raspberry Pi CSI camera through libcamera
         from seedcam_firmware.camera.picamera2_cam import Picamera2Camera
 

@@ -6,6 +6,7 @@ import logging
 import os
 import threading
 import time
+from dataclasses import dataclass
 
 import cv2
 import numpy as np
@@ -14,11 +15,26 @@ from seedcam_firmware.camera._frames import fit_image, rotated_size
 from seedcam_firmware.camera.base import CameraSource, Frame
 from seedcam_firmware.errors import CameraError
 
-__all__ = ["V4L2Camera"]
+__all__ = ["CaptureMode", "V4L2Camera"]
 
 _log = logging.getLogger(__name__)
 
 _REOPEN_INTERVAL_S = 1.0
+
+
+@dataclass(frozen=True)
+class CaptureMode:
+    """The mode a V4L2 driver actually applied (it may differ from the one asked for)."""
+
+    width: int
+    height: int
+    fps: float  #: the driver's frame rate (0: it does not say)
+    pixel_format: str  #: FourCC, e.g. "YUYV"
+
+
+def _fourcc_text(code: float) -> str:
+    value = int(code)
+    return "".join(chr((value >> (8 * i)) & 0xFF) for i in range(4)).rstrip("\x00 ")
 
 
 class V4L2Camera(CameraSource):
@@ -28,7 +44,12 @@ class V4L2Camera(CameraSource):
     frame, so :meth:`read` returns the newest image and never blocks past its
     timeout even when the driver hangs. Frame ids count captured frames from 0;
     a gap means frames were replaced before the reader took them. Timestamps are
-    the monotonic time at grab, in microseconds.
+    the monotonic time at grab, in microseconds. :attr:`mode` is what the driver
+    applied (size, rate, pixel format); frames are resized to the size asked for.
+
+    A device that disappears (cable pulled, driver reset) makes :meth:`read` raise
+    :class:`CameraError` while it is gone; the capture thread reopens it every
+    second, with the same mode, and frames flow again once it is back.
     """
 
     def __init__(
@@ -40,6 +61,7 @@ class V4L2Camera(CameraSource):
         *,
         rotation: int = 0,
         open_timeout: float = 5.0,
+        pixel_format: str = "",
     ) -> None:
         """Open the device, ask for a mode and wait for the first frame.
 
@@ -50,18 +72,24 @@ class V4L2Camera(CameraSource):
             fps: requested rate; 0 leaves the driver's default.
             rotation: clockwise degrees applied after resizing (0/90/180/270).
             open_timeout: seconds to wait for the first frame.
+            pixel_format: the FourCC to capture in (``"YUYV"``, ``"MJPG"``, ...); empty = the
+                driver's default. OpenCV converts every format it knows to BGR.
 
         Raises:
-            CameraError: the device does not exist, cannot be opened, or gives
-                no frame within ``open_timeout``.
-            ValueError: a bad rotation.
+            CameraError: the device does not exist, cannot be opened, refuses
+                ``pixel_format``, or gives no frame within ``open_timeout``.
+            ValueError: a bad rotation or a pixel format that is not 4 characters.
         """
+        if pixel_format and len(pixel_format) != 4:
+            raise ValueError(f"pixel_format must be a FourCC of 4 characters, not {pixel_format!r}")
         self.path = f"/dev/video{device}" if isinstance(device, int) else str(device)
         self._size = (int(width), int(height))
         self.size = rotated_size(self._size, rotation)
         self._rotation = rotation
         self._fps = fps
+        self._pixel_format = pixel_format
         self._cap = self._open_device()
+        self.mode = self._applied_mode(self._cap)
         self._cond = threading.Condition()
         self._latest: tuple[int, int, np.ndarray] | None = None
         self._error: str | None = None
@@ -78,7 +106,14 @@ class V4L2Camera(CameraSource):
         if problem:
             self.close()
             raise CameraError(problem)
-        _log.info("opened camera %s", self.path)
+        _log.info(
+            "opened camera %s: %dx%d %s at %g fps",
+            self.path,
+            self.mode.width,
+            self.mode.height,
+            self.mode.pixel_format,
+            self.mode.fps,
+        )
 
     def _open_device(self) -> cv2.VideoCapture:
         """Open the device and ask for the configured mode.
@@ -92,12 +127,29 @@ class V4L2Camera(CameraSource):
         if not cap.isOpened():
             cap.release()
             raise CameraError(f"cannot open camera {self.path} (not a capture device, busy, or no permission)")
+        if self._pixel_format:
+            cap.set(cv2.CAP_PROP_FOURCC, cv2.VideoWriter.fourcc(*self._pixel_format))
+            applied = _fourcc_text(cap.get(cv2.CAP_PROP_FOURCC))
+            if applied != self._pixel_format:
+                cap.release()
+                raise CameraError(
+                    f"camera {self.path} does not capture in {self._pixel_format} (the driver chose {applied or '?'})"
+                )
         cap.set(cv2.CAP_PROP_FRAME_WIDTH, self._size[0])
         cap.set(cv2.CAP_PROP_FRAME_HEIGHT, self._size[1])
         if self._fps > 0:
             cap.set(cv2.CAP_PROP_FPS, self._fps)
         cap.set(cv2.CAP_PROP_BUFFERSIZE, 1)
         return cap
+
+    @staticmethod
+    def _applied_mode(cap: cv2.VideoCapture) -> CaptureMode:
+        return CaptureMode(
+            width=int(cap.get(cv2.CAP_PROP_FRAME_WIDTH)),
+            height=int(cap.get(cv2.CAP_PROP_FRAME_HEIGHT)),
+            fps=float(cap.get(cv2.CAP_PROP_FPS)),
+            pixel_format=_fourcc_text(cap.get(cv2.CAP_PROP_FOURCC)),
+        )
 
     def _capture_loop(self) -> None:
         seq = 0
