@@ -1,9 +1,11 @@
-"""The USB gadget and the host SDK over a real (emulated) USB bus: one VM boot, many checks.
+"""The USB gadget and the host SDK over a real (emulated) USB bus, and a real V4L2 camera: one VM boot.
 
-Boots shared/usbvm/usb-vm.sh once per session, runs ``vm_scenarios.py`` inside
-it (gadget up/bind/unbind/down, FunctionFS bulk and CDC-ACM, the firmware and
-the SDK), and turns each in-VM test into a test here, so a failure names the
-scenario and shows its traceback. Skips only when the VM cannot boot on this
+Boots shared/usbvm/usb-vm.sh once per session with the kernel's vivid virtual
+video driver loaded (vm_media.py), runs ``vm_scenarios.py`` inside it (gadget
+up/bind/unbind/down, FunctionFS bulk and CDC-ACM, the firmware and the SDK) and
+then ``vm_v4l2.py`` (the V4L2 camera source and the firmware on vivid's
+``/dev/video0``), and turns each in-VM test into a test here, so a failure names
+the scenario and shows its traceback. Skips only when the VM cannot boot on this
 machine at all (no usb-vm.sh, or no QEMU and no way to install it).
 """
 
@@ -13,6 +15,7 @@ import json
 
 import pytest
 import usbvm
+import vm_media
 
 pytestmark = [pytest.mark.usbvm, pytest.mark.timeout(2000)]
 
@@ -29,6 +32,14 @@ SCENARIOS = [
     "TestRawLink::test_4mb_over_bulk_arrives_intact",
     "TestRawLink::test_acm_echo",
     "TestRawLink::test_bench_bulk_vs_acm",
+    "TestV4l2Camera::test_captures_the_test_pattern_at_a_driver_size",
+    "TestV4l2Camera::test_a_size_the_driver_lacks_is_fitted",
+    *(f"TestV4l2Camera::test_pixel_formats[{f}]" for f in ("YUYV", "UYVY", "RGB3", "NV12")),
+    "TestV4l2Camera::test_a_format_the_driver_lacks_is_refused",
+    *(f"TestV4l2Camera::test_frame_rate[{fps}]" for fps in (15.0, 30.0)),
+    "TestV4l2Camera::test_a_device_that_disappears_fails_reads_then_comes_back",
+    "TestFirmwareOnV4l2::test_results_and_a_snapshot_of_the_pattern",
+    "TestFirmwareOnV4l2::test_an_unplugged_camera_shows_in_health_and_results_resume",
 ]
 
 
@@ -37,7 +48,14 @@ def vm_run() -> usbvm.VmRun:
     reason = usbvm.unavailable_reason()
     if reason is not None:
         pytest.skip(reason)
-    run = usbvm.run_in_vm("tests/usb/vm_scenarios.py")
+    try:
+        vivid = [
+            (path, vm_media.VIVID_PARAMS if path.name.endswith("-vivid.ko") else "")
+            for path in vm_media.vivid_modules()
+        ]
+    except vm_media.MediaModulesUnavailable as exc:
+        pytest.fail(f"the VM's kernel media modules (vivid) cannot be had: {exc}")
+    run = usbvm.run_in_vm("tests/usb/vm_scenarios.py", "tests/usb/vm_v4l2.py", modules=vivid)
     if not run.outcomes:
         pytest.fail(
             f"the VM produced no test results (in-VM pytest rc {run.returncode})\n"

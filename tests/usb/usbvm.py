@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -69,13 +70,17 @@ def workdir() -> Path:
     return work
 
 
-def run_in_vm(test_file: str, *pytest_args: str, timeout: int = 1500) -> VmRun:
+def run_in_vm(
+    test_file: str, *pytest_args: str, timeout: int = 1500, modules: Sequence[tuple[Path, str]] = ()
+) -> VmRun:
     """Boot the VM, run ``pytest test_file`` in it, and collect the per-test outcomes.
 
     Args:
         test_file: path relative to the repo root.
-        *pytest_args: more arguments for the in-VM pytest (e.g. ``-k bench``).
+        *pytest_args: more arguments for the in-VM pytest (e.g. another file, ``-k bench``).
         timeout: seconds for the whole boot.
+        modules: kernel modules (built for the VM's kernel) and their parameters, loaded in this
+            order before pytest starts; ``insmod.log`` in the work folder says how each went.
 
     Raises:
         FileNotFoundError: usb-vm.sh is missing.
@@ -87,11 +92,19 @@ def run_in_vm(test_file: str, *pytest_args: str, timeout: int = 1500) -> VmRun:
     # A checkout under /tmp is invisible in the guest (tmpfs there): then share the whole checkout.
     share = REPO if str(REPO).startswith("/tmp/") else work
     args = " ".join(f"'{a}'" for a in pytest_args)
+    insmod = "".join(
+        f"/bin/busybox insmod {path} {params} >>{work}/insmod.log 2>&1 || echo 'insmod {path.name} failed'"
+        f" >>{work}/insmod.log\n"
+        for path, params in modules
+    )
     guest = work / "guest.sh"
     guest.write_text(
         "#!/bin/bash\n"
         f"export {GUEST_ENV}={work} PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1\n"
-        f"cd {REPO}\n"
+        # ptys for emulated boards on a pty link (usb-vm.sh mounts devtmpfs on /dev, not devpts)
+        "grep -q ' /dev/pts ' /proc/mounts || { mkdir -p /dev/pts && mount -t devpts devpts /dev/pts; }\n"
+        + insmod
+        + f"cd {REPO}\n"
         # the guest's own deadline leaves time to power off; a hung test dumps its stacks and exits
         f"timeout -k 10 {max(60, timeout - 90)} {sys.executable} -m pytest -p no:cacheprovider -o addopts= "
         f"-o timeout={max(60, timeout - 120)} -o timeout_method=thread -q -rA --tb=short "
