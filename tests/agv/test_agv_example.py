@@ -8,7 +8,7 @@ import sys
 import threading
 
 import pytest
-from conftest import REPO
+from helpers import REPO
 
 from seedcam.agv.serial_motor import checksum
 

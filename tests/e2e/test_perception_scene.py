@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import MODELS
+from helpers import MODELS
 from scripted_scenes import STOP_AND_PLATE
 
 import seedcam

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import MODELS
+from helpers import MODELS
 
 import seedcam
 from seedcam.errors import RpcError

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import MODELS, REPO
+from helpers import MODELS, REPO
 
 import seedcam
 from seedcam._proto import seedcam_pb2 as pb

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import REPO
+from helpers import REPO
 from update_helpers import LANE, begin, call, forged_header, lane_bundle, push, relabelled, service, slot_versions
 
 from seedcam._proto import seedcam_pb2 as pb

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import MODELS
+from helpers import MODELS
 
 import seedcam
 from seedcam.errors import RpcError

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import MODELS
+from helpers import MODELS
 
 from seedcam.bundle import BundleHeader
 from seedcam_firmware.errors import UpdateRefusal

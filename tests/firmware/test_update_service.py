@@ -10,7 +10,7 @@ from typing import NoReturn
 
 import pytest
 import update_helpers as helpers
-from conftest import REPO
+from helpers import REPO
 from update_helpers import Replies, begin, call
 
 from seedcam._proto import seedcam_pb2 as pb

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import MODELS
+from helpers import MODELS
 
 from seedcam.protocol import codec
 from seedcam.transport import Transport, open_transport

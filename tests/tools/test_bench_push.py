@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import MODELS
+from helpers import MODELS
 
 from seedcam_tools.cli import main as tools_main
 
