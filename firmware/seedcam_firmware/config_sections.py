@@ -37,6 +37,7 @@ from seedcam_firmware.task_catalog import KNOWN_TASKS, TASKS
 
 __all__ = [
     "CAMERA_SOURCES",
+    "BlackboxConfig",
     "DEFAULT_MODELS_DIR",
     "KEYS",
     "LINK_PROTOCOLS",
@@ -309,6 +310,43 @@ class PipelineConfig(Section):
     )
 
 
+@dataclass(frozen=True)
+class BlackboxConfig(Section):
+    """``[blackbox]``: the last seconds of the stream kept in memory, frozen to storage on a trigger.
+
+    See :mod:`seedcam_firmware.blackbox`; every key but ``dir`` is live.
+    """
+
+    section_name: ClassVar[str] = "blackbox"
+    dir: str = setting(
+        "",
+        is_path=True,
+        host="local",
+        doc="folder of the frozen black-box files; empty = kept in memory only (lost at a restart)",
+    )
+    seconds: float = setting(10.0, lo=0.0, hi=600.0, live=True, host="yes", doc="seconds kept; 0 = black box off")
+    max_entries: int = setting(
+        20_000, lo=100, hi=1_000_000, live=True, host="yes", doc="most entries kept (results, health, logs, thumbnails)"
+    )
+    max_bytes: int = setting(
+        4 * 1024 * 1024, lo=65_536, hi=256 * 1024 * 1024, live=True, host="yes", doc="most bytes kept in memory"
+    )
+    max_files: int = setting(8, lo=1, hi=256, live=True, host="yes", doc="frozen files kept; the oldest go first")
+    thumbnail_fps: float = setting(1.0, lo=0.0, hi=10.0, live=True, host="yes", doc="thumbnails a second; 0 = none")
+    thumbnail_width: int = setting(160, lo=16, hi=640, live=True, host="yes", doc="thumbnail width in pixels")
+    on_lane_lost: bool = setting(True, live=True, host="yes", doc="freeze when the lane status turns lost")
+    label: str = setting(
+        "", live=True, host="yes", doc="freeze when a detection of this label scores label_score; empty = off"
+    )
+    label_score: float = setting(0.8, lo=0.0, hi=1.0, live=True, host="yes", doc="the score that label must reach")
+    crc_burst: int = setting(
+        20, lo=0, hi=1_000_000, live=True, host="yes", doc="freeze when this many CRC errors come within 5 s; 0 = off"
+    )
+    cooldown_s: float = setting(
+        5.0, lo=0.0, hi=3600.0, live=True, host="yes", doc="a trigger fires again only this long after it last fired"
+    )
+
+
 def _task_sections(cls: _C) -> _C:
     """Give the class a field per catalog task with a config section, right after ``models``."""
     annotations = cls.__dict__["__annotations__"]
@@ -347,6 +385,7 @@ class FirmwareConfig:
     models: ModelsConfig = dataclasses.field(default_factory=ModelsConfig)
     pipeline: PipelineConfig = dataclasses.field(default_factory=PipelineConfig)
     updates: UpdatesConfig = dataclasses.field(default_factory=UpdatesConfig)
+    blackbox: BlackboxConfig = dataclasses.field(default_factory=BlackboxConfig)
 
     def section(self, cls: type[_S]) -> _S:
         """The section of class ``cls`` (a task reads its own: ``config.section(OcrConfig)``).

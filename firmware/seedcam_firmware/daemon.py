@@ -16,11 +16,12 @@ import tomli_w
 
 from seedcam._proto import seedcam_pb2 as pb
 from seedcam.protocol import codec
-from seedcam.protocol.framing import PROTOCOL_VERSION, LinkCounters
+from seedcam.protocol.framing import PROTOCOL_VERSION, Channel, LinkCounters
 from seedcam.transport.url_options import parse_transport_url
 from seedcam.types import ConfigValue, DeviceInfo, Health, ModelInfo, Result, Snapshot, TaskList
 from seedcam_firmware import __version__
-from seedcam_firmware.camera.base import CameraSource
+from seedcam_firmware.blackbox import BlackBox
+from seedcam_firmware.camera.base import CameraSource, Frame
 from seedcam_firmware.camera.factory import open_camera
 from seedcam_firmware.canary import Canary
 from seedcam_firmware.config import (
@@ -40,6 +41,7 @@ from seedcam_firmware.link_native import NativePersonality
 from seedcam_firmware.link_personality import Personality
 from seedcam_firmware.link_server import LinkServer
 from seedcam_firmware.pipeline import Pipeline
+from seedcam_firmware.preview import PreviewStream
 from seedcam_firmware.rpc import Dispatcher, RequestFailed
 from seedcam_firmware.storage.atomic import write_atomically
 from seedcam_firmware.tasks.base import TaskRunner
@@ -110,6 +112,8 @@ class Daemon:
         self._camera: CameraSource | None = None
         self._link: LinkServer | None = None
         self._pipeline: Pipeline | None = None
+        self._preview: PreviewStream | None = None
+        self._blackbox: BlackBox | None = None
         self._log_handler: LinkLogHandler | None = None
         self._health_thread = threading.Thread(target=self._health_loop, name="seedcam-health", daemon=True)
 
@@ -123,6 +127,19 @@ class Daemon:
             self._canary = Canary(cfg.updates.canary_window_s, self._updates)
             self._camera = open_camera(cfg.camera)
             self._tasks = self._load_tasks(cfg)
+            self._blackbox = BlackBox(
+                lambda: self.config.blackbox,
+                self.device_info,
+                self.boot_id,
+                max_piece=cfg.link.max_frame_size - _JPEG_HEADROOM,
+            )
+            self._preview = PreviewStream(
+                self._send_preview,
+                bytes_sent=lambda: self._link.counters.bytes_tx if self._link else 0,
+                latest_frame=lambda: self._pipeline.latest_frame if self._pipeline else None,
+                line_rate_bps=_line_rate(cfg.link.url, cfg.link.baudrate),
+                max_frame_size=cfg.link.max_frame_size,
+            )
             link_options: dict[str, Any] = {
                 "on_connect": self._send_hello,
                 "max_frame_size": cfg.link.max_frame_size,
@@ -133,13 +150,25 @@ class Daemon:
         except BaseException:
             self.stop()
             raise
+        preview, blackbox = self._preview, self._blackbox
+
+        def on_sent(frame: Frame, result: Result) -> None:
+            preview.offer(frame)
+            blackbox.add_result(frame, result)
+
         self._pipeline = Pipeline(
-            self._camera, self._tasks.process, self._send_result, queue_depth=cfg.pipeline.queue_depth
+            self._camera,
+            self._tasks.process,
+            self._send_result,
+            queue_depth=cfg.pipeline.queue_depth,
+            on_sent=on_sent,
         )
-        self._log_handler = LinkLogHandler(self._link.send_log)
+        self._log_handler = LinkLogHandler(self._send_log)
         logging.getLogger("seedcam_firmware").addHandler(self._log_handler)  # before the Hello: it reports too
+        blackbox.start()
         self._link.start()
         self._pipeline.start()
+        preview.start()
         self._health_thread.start()
         self._updates.start()
         self._report_fallback()
@@ -152,8 +181,13 @@ class Daemon:
             if verifier is not None:
                 raise ConfigError("link.key_file: the visionseed protocol cannot sign requests; use the native one")
             return VisionSeedPersonality(VisionSeedRpc(self))
-        assert self._updates is not None
-        dispatcher = Dispatcher(self, snapshot_chunk=_snapshot_chunk(_line_rate(cfg.link.url, cfg.link.baudrate)))
+        assert self._updates is not None and self._preview is not None
+        dispatcher = Dispatcher(
+            self,
+            snapshot_chunk=_snapshot_chunk(_line_rate(cfg.link.url, cfg.link.baudrate)),
+            preview=self._preview.request,
+            blackbox=self._blackbox,
+        )
         return NativePersonality(
             dispatcher, transfer_handler=self._updates.handle, verifier=verifier, timings=cfg.pipeline.timings
         )
@@ -265,6 +299,10 @@ class Daemon:
             self._pipeline.stop()
         if self._health_thread.is_alive():
             self._health_thread.join(timeout=2.0)
+        if self._preview is not None:
+            self._preview.close()
+        if self._blackbox is not None:
+            self._blackbox.close()
         if self._link is not None:
             self._link.close()
         if self._camera is not None:
@@ -277,6 +315,16 @@ class Daemon:
     def _send_result(self, result: Result) -> None:
         assert self._link is not None
         self._link.send_result(result)
+
+    def _send_log(self, record: pb.LogRecord) -> bool:
+        if self._blackbox is not None:
+            self._blackbox.add_log(record)
+        link = self._link
+        return link is not None and link.send_log(record)
+
+    def _send_preview(self, event: pb.StatusEvent) -> bool:
+        link = self._link
+        return link is not None and link.send(Channel.STATUS, event)
 
     def _send_hello(self) -> None:
         assert self._link is not None
@@ -292,6 +340,8 @@ class Daemon:
                 continue
             health = self.health()
             self._link.send_health(health)
+            if self._blackbox is not None:
+                self._blackbox.add_health(health)
             if self._on_running is not None and health.frames_processed > 0:
                 on_running, self._on_running = self._on_running, None
                 on_running()

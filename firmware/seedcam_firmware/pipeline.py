@@ -28,6 +28,8 @@ log = logging.getLogger(__name__)
 FrameProcessor = Callable[[Frame], Result]
 #: hands a finished Result to the link
 ResultSink = Callable[[Result], None]
+#: told of each frame whose Result the sink took (the preview stream picks its JPEGs from these)
+SentHook = Callable[[Frame, Result], None]
 
 _POLL_S = 0.1
 _CAMERA_TIMEOUT_S = 2.0
@@ -54,16 +56,24 @@ class Pipeline:
         process: the inference stage.
         sink: the encode+send stage.
         queue_depth: capacity of each latest-wins queue.
+        on_sent: called on the send thread with each frame and its Result once the sink took it.
     """
 
     def __init__(
-        self, camera: CameraSource, process: FrameProcessor, sink: ResultSink, *, queue_depth: int = 2
+        self,
+        camera: CameraSource,
+        process: FrameProcessor,
+        sink: ResultSink,
+        *,
+        queue_depth: int = 2,
+        on_sent: SentHook | None = None,
     ) -> None:
         self._camera = camera
         self._process = process
         self._sink = sink
+        self._on_sent = on_sent
         self._frames: LatestQueue[Frame] = LatestQueue(queue_depth)
-        self._results: LatestQueue[Result] = LatestQueue(queue_depth)
+        self._results: LatestQueue[tuple[Frame, Result]] = LatestQueue(queue_depth)
         self._stop = threading.Event()
         self._latest_frame: Frame | None = None
         self._captured = 0
@@ -138,15 +148,18 @@ class Pipeline:
                     self._failed += 1
                 log.exception("processing frame %d failed", frame.frame_id)
                 continue
-            self._results.put(result)
+            self._results.put((frame, result))
 
     def _send_loop(self) -> None:
         while not self._stop.is_set():
-            result = self._results.get(_POLL_S)
-            if result is None:
+            item = self._results.get(_POLL_S)
+            if item is None:
                 continue
+            frame, result = item
             try:
                 self._sink(result)
+                if self._on_sent is not None:
+                    self._on_sent(frame, result)
             except Exception:
                 with self._lock:
                     self._failed += 1

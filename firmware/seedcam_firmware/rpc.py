@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Protocol
 
@@ -13,7 +13,7 @@ from seedcam.protocol import codec
 from seedcam.types import ConfigValue, DeviceInfo, ModelInfo, Snapshot, TaskList
 from seedcam_firmware.errors import ConfigError, FirmwareError, ReadOnlyConfigKey, TaskUnavailable, UnknownConfigKey
 
-__all__ = ["DeviceServices", "RequestFailed", "Dispatcher"]
+__all__ = ["BlackBoxService", "DeviceServices", "RequestFailed", "Dispatcher"]
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +53,16 @@ class DeviceServices(Protocol):
         ...
 
 
+class BlackBoxService(Protocol):
+    """The black box's host requests (:class:`seedcam_firmware.blackbox.BlackBox`)."""
+
+    def list(self) -> pb.BlackBoxList: ...
+
+    def read(self, name: str, offset: int, max_bytes: int) -> pb.BlackBoxPiece: ...
+
+    def trigger(self, reason: str) -> pb.BlackBoxFileInfo: ...
+
+
 class Dispatcher:
     """Turns a :class:`Request` into a :class:`Response`; never raises.
 
@@ -62,15 +72,28 @@ class Dispatcher:
             JPEG at once). On a slow line a snapshot then travels in pieces the host asks
             for one by one, and the results keep flowing between them; the JPEG is held
             for the continuations until the next new snapshot.
+        preview: answers preview requests (:meth:`seedcam_firmware.preview.PreviewStream.request`);
+            None: they are answered ``UNSUPPORTED``.
+        blackbox: answers the black-box requests (list, pull in pieces of at most
+            ``snapshot_chunk`` bytes, trigger); None: they are answered ``UNSUPPORTED``.
 
     Raises:
         ValueError: a negative ``snapshot_chunk``.
     """
 
-    def __init__(self, services: DeviceServices, *, snapshot_chunk: int = 0) -> None:
+    def __init__(
+        self,
+        services: DeviceServices,
+        *,
+        snapshot_chunk: int = 0,
+        preview: Callable[[pb.PreviewRequest], pb.PreviewSettings] | None = None,
+        blackbox: BlackBoxService | None = None,
+    ) -> None:
         if snapshot_chunk < 0:
             raise ValueError("snapshot_chunk must be >= 0")
         self._services = services
+        self._preview = preview
+        self._blackbox = blackbox
         self._snapshot_chunk = snapshot_chunk
         self._held_snapshot: Snapshot | None = None  # of the latest new snapshot request
 
@@ -131,6 +154,27 @@ class Dispatcher:
 
     def _on_select_tasks(self, request: pb.SelectTasksRequest) -> pb.Response:
         return pb.Response(tasks=codec.task_list_to_pb(self._services.select_tasks(list(request.tasks))))
+
+    def _on_preview(self, request: pb.PreviewRequest) -> pb.Response:
+        if self._preview is None:
+            raise RequestFailed(pb.STATUS_UNSUPPORTED, "this device has no preview stream")
+        return pb.Response(preview=self._preview(request))
+
+    def _blackbox_service(self) -> BlackBoxService:
+        if self._blackbox is None:
+            raise RequestFailed(pb.STATUS_UNSUPPORTED, "this device has no black box")
+        return self._blackbox
+
+    def _on_blackbox_list(self, _: pb.BlackBoxListRequest) -> pb.Response:
+        return pb.Response(blackbox_list=self._blackbox_service().list())
+
+    def _on_blackbox_pull(self, request: pb.BlackBoxPullRequest) -> pb.Response:
+        limits = [n for n in (request.max_bytes, self._snapshot_chunk) if n > 0]
+        piece = self._blackbox_service().read(request.name, request.offset, min(limits) if limits else 0)
+        return pb.Response(blackbox_piece=piece)
+
+    def _on_blackbox_trigger(self, request: pb.BlackBoxTriggerRequest) -> pb.Response:
+        return pb.Response(blackbox_file=self._blackbox_service().trigger(request.reason))
 
     def _on_snapshot(self, request: pb.SnapshotRequest) -> pb.Response:
         if request.quality > 100:

@@ -7,14 +7,20 @@
     with seedcam.open("/dev/ttyACM0") as sensor:
         for result in sensor.results():
             steer_from(result.lane)  # your code
+
+The model catalog's main names (:class:`~seedcam.catalog.Catalog`, ``CatalogEntry``,
+``load_catalog``) are here too, imported on first use (:mod:`seedcam.catalog`
+needs the TLS stack); :class:`CatalogError` is one of the errors.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from seedcam.errors import (
     BundleError,
+    CatalogError,
     DeviceMismatch,
     LinkBroken,
     NoSensorFound,
@@ -38,11 +44,16 @@ from seedcam.types import (
     LaneStatus,
     LinkStats,
     ModelInfo,
+    PreviewFrame,
+    PreviewSettings,
     Result,
     Snapshot,
     TaskList,
     TextLine,
 )
+
+if TYPE_CHECKING:
+    from seedcam.catalog import Catalog, CatalogEntry, load_catalog
 
 __version__ = "0.1.0"
 
@@ -59,6 +70,7 @@ __all__ = [
     "RpcError",
     "BundleError",
     "UpdateRefused",
+    "CatalogError",
     "NoSensorFound",
     "DeviceMismatch",
     "ProtocolVersionMismatch",
@@ -72,12 +84,30 @@ __all__ = [
     "LaneStatus",
     "LinkStats",
     "ModelInfo",
+    "PreviewFrame",
+    "PreviewSettings",
     "Result",
     "Snapshot",
     "TaskList",
     "TextLine",
+    "Catalog",
+    "CatalogEntry",
+    "load_catalog",
     "__version__",
 ]
+
+#: names imported from their module on first use: name -> module
+_LAZY = {name: "seedcam.catalog" for name in ("Catalog", "CatalogEntry", "load_catalog")}
+
+
+def __getattr__(name: str) -> Any:
+    """The lazily imported names of :data:`_LAZY` (PEP 562)."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'seedcam' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
 
 
 def open(url: str | None = None, *, serial: str | None = None, **options: Any) -> Sensor:  # noqa: A001

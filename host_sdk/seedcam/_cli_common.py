@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import enum
 import json
 from collections.abc import Callable
 from typing import Any, TextIO
+
+from seedcam._jsonable import to_jsonable
 
 __all__ = [
     "EXIT_OK",
@@ -16,7 +16,6 @@ __all__ = [
     "EXIT_INTERRUPTED",
     "CliError",
     "Command",
-    "to_jsonable",
     "write_json",
 ]
 
@@ -39,21 +38,6 @@ class CliError(Exception):
     def __init__(self, message: str, code: int = EXIT_USER) -> None:
         super().__init__(message)
         self.code = code
-
-
-def to_jsonable(value: Any) -> Any:
-    """Dataclasses, enums, tuples and bytes → plain JSON types."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: to_jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
-    if isinstance(value, enum.Enum):
-        return value.value
-    if isinstance(value, dict):
-        return {str(k): to_jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [to_jsonable(v) for v in value]
-    if isinstance(value, bytes):
-        return value.hex()
-    return value
 
 
 def write_json(out: TextIO, value: Any) -> None:

@@ -15,8 +15,9 @@ __all__ = ["CompactResults"]
 class CompactResults:
     """Decodes a sensor's compact results with the dictionary it announced last.
 
-    Fed from the reader thread (results, announcements, Hellos, Health) and from
-    calls (the DeviceInfo of an info call); thread-safe.
+    Fed from the reader thread: results, announcements, Hellos, Health and the
+    DeviceInfo of an info call's answer (the session's response hook runs there, so
+    every dictionary is taken in the order the link carried it); thread-safe.
     """
 
     def __init__(self) -> None:
@@ -24,13 +25,25 @@ class CompactResults:
         self._lock = threading.Lock()
         self._boot_id: str | None = None
 
-    def device(self, info: pb.DeviceInfo) -> None:
-        """A DeviceInfo (a Hello or an info call's answer): its dictionary, the first of a new boot's."""
+    def device(self, info: pb.DeviceInfo, *, refresh: bool = False) -> None:
+        """A DeviceInfo (a Hello, an info call's answer), taken in the link's order (on the reader thread).
+
+        Its dictionary replaces the one in use only when it is of a newer generation: the
+        device may fill its answer in, announce the next generation and send that first.
+        Another boot id than the one known drops the old boot's dictionary (a restarted device
+        counts its generations from 1 again); the link's first boot id keeps what was
+        announced before it.
+
+        Args:
+            info: the DeviceInfo.
+            refresh: the device was asked because a result could not be decoded: its
+                dictionary is taken as it is, even of an older generation than the one held.
+        """
         dictionary = codec.result_dictionary_from_pb(info.result_dictionary)
         with self._lock:
-            if info.boot_id != self._boot_id:
-                self._decoder.forget()  # a restarted device counts its generations from 1 again
-                self._boot_id = info.boot_id
+            if refresh or (self._boot_id is not None and info.boot_id != self._boot_id):
+                self._decoder.forget()
+            self._boot_id = info.boot_id
             self._decoder.set_dictionary(dictionary)
 
     def announced(self, message: pb.ResultDictionary) -> None:

@@ -32,6 +32,7 @@ the tools depend on it).
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import struct
 from collections.abc import Iterator, Mapping, Sequence
@@ -66,6 +67,7 @@ __all__ = [
     "SignatureError",
     "block_hashes",
     "build_bundle",
+    "bundle_from_bytes",
     "iter_payload",
     "key_id",
     "read_bundle",
@@ -381,6 +383,20 @@ def read_bundle(path: str | Path, *, check: bool = True) -> Bundle:
         header, signature = _read_prefix(fh)
         payload = fh.read()
     bundle = Bundle(header, signature, payload)
+    if check:
+        bundle.check_payload()
+    return bundle
+
+
+def bundle_from_bytes(data: bytes, *, check: bool = True) -> Bundle:
+    """A bundle from the bytes of a bundle file (one downloaded, say), as :func:`read_bundle` reads a file.
+
+    Raises:
+        BundleError: not a bundle, malformed, truncated or (with ``check``) tampered.
+    """
+    fh = io.BytesIO(data)
+    header, signature = _read_prefix(fh)
+    bundle = Bundle(header, signature, data[fh.tell() :])
     if check:
         bundle.check_payload()
     return bundle

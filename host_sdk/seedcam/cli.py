@@ -33,10 +33,10 @@ from seedcam._cli_common import (
     EXIT_OK,
     EXIT_USER,
     CliError,
-    to_jsonable,
     write_json,
 )
 from seedcam._cli_port import BAUD_ENV, open_sensor
+from seedcam._jsonable import to_jsonable
 from seedcam.agv.cli import add_agv_commands
 from seedcam.cli_updates import add_update_commands
 from seedcam.discovery import PORT_ENV

@@ -15,10 +15,13 @@ __all__ = [
     "ProtocolError",
     "RpcError",
     "BundleError",
+    "BrokerError",
+    "CatalogError",
     "UpdateRefused",
     "NoSensorFound",
     "DeviceMismatch",
     "ProtocolVersionMismatch",
+    "RecordingError",
 ]
 
 
@@ -76,6 +79,29 @@ class RpcError(SensorError):
 
 class BundleError(SensorError):
     """A model bundle is malformed, mismatched or fails its checks."""
+
+
+class CatalogError(SensorError):
+    """A model catalog or a bundle fetched from it cannot be trusted or used.
+
+    Raised by :mod:`seedcam.catalog` before anything goes to a sensor: the index or its
+    signature cannot be read, the signature does not verify with a trusted key, an entry is
+    malformed or absent, or a downloaded bundle differs from its entry (size, sha256) or
+    fails its own checks and signature.
+    """
+
+
+class BrokerError(SensorError, OSError):
+    """The MQTT broker of :mod:`seedcam.fleet` cannot be reached or refused the connection.
+
+    Attributes:
+        refused: the broker answered and refused (bad user name or password, not
+            authorized), so trying again will not help; False when it was unreachable.
+    """
+
+    def __init__(self, message: str, *, refused: bool = False) -> None:
+        super().__init__(message)
+        self.refused = refused
 
 
 class UpdateRefused(BundleError):
@@ -137,3 +163,11 @@ class DeviceMismatch(SensorError):
         self.expected_board = expected_board
         self.found_serial = found_serial
         self.found_board = found_board
+
+
+class RecordingError(SensorError):
+    """A recording cannot be written or read: not an MCAP file, no seedcam topics, a full disk.
+
+    A recording cut short (a crash, a full disk) is not an error to read: the reader
+    yields what its complete chunks hold and says that it was cut.
+    """

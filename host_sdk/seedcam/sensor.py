@@ -22,6 +22,7 @@ import collections
 import contextlib
 import json
 import logging
+import os
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -29,16 +30,30 @@ from dataclasses import dataclass, replace
 from types import TracebackType
 from typing import Any, TypeVar
 
+from seedcam import blackbox
 from seedcam._boot_watch import BootWatch, ReconnectEvent
 from seedcam._callbacks import Callbacks
 from seedcam._compact_results import CompactResults
+from seedcam._preview import PreviewClient
 from seedcam._proto import seedcam_pb2 as pb
+from seedcam.blackbox import BlackBoxFileInfo
 from seedcam.errors import DeviceMismatch, LinkBroken, ProtocolError, RpcError, SensorError, SensorTimeout
 from seedcam.protocol import codec
 from seedcam.protocol.compact import StaleDictionary
 from seedcam.protocol.framing import PROTOCOL_VERSION, Channel, Flag, Frame
 from seedcam.session import Session
-from seedcam.types import ConfigValue, DeviceInfo, Health, LinkStats, ModelInfo, Result, Snapshot, TaskList
+from seedcam.types import (
+    ConfigValue,
+    DeviceInfo,
+    Health,
+    LinkStats,
+    ModelInfo,
+    PreviewFrame,
+    PreviewSettings,
+    Result,
+    Snapshot,
+    TaskList,
+)
 
 __all__ = ["Sensor", "SensorStats", "ReconnectEvent"]
 
@@ -117,6 +132,7 @@ class Sensor:
         self._counts = _Counts()
         self._compact = CompactResults()
         self._refreshing = threading.Lock()  # held while an info call fetches a missed dictionary
+        self._preview = PreviewClient(self._call)
         session = self._session
         session.subscribe(Channel.RESULT, self._on_result_frame)
         session.subscribe(Channel.STATUS, self._on_status_frame)
@@ -171,7 +187,8 @@ class Sensor:
 
     def close(self) -> None:
         """Stop the reader thread and close the transport. Idempotent."""
-        self._session.close()
+        self._session.close()  # first: a lease renewal waiting for its answer fails at once
+        self._preview.close()
         with self._state:
             self._state.notify_all()
 
@@ -297,11 +314,17 @@ class Sensor:
 
     # ------------------------------------------------------------------ calls
 
-    def _call(self, request: pb.Request, timeout: float | None = None) -> pb.Response:
+    def _call(
+        self,
+        request: pb.Request,
+        timeout: float | None = None,
+        on_response: Callable[[Frame], None] | None = None,
+    ) -> pb.Response:
         """Send a request and wait for its response (the typed methods build on this).
 
         While the link is down and reconnecting, the call first waits for it to
         come back; the whole call, wait included, is bounded by ``timeout``.
+        ``on_response`` sees the response frame on the reader thread (:meth:`Session.call`).
 
         Raises:
             SensorTimeout: no response within ``timeout`` (default: the sensor's timeout).
@@ -311,7 +334,9 @@ class Sensor:
             DeviceMismatch: the link leads to another device than the first one (the sensor stopped).
         """
         what = str(request.WhichOneof("body"))
-        frame = self._session.call(Channel.CONTROL, request.SerializeToString(), timeout, what=what)
+        frame = self._session.call(
+            Channel.CONTROL, request.SerializeToString(), timeout, what=what, on_response=on_response
+        )
         try:
             response = codec.parse(pb.Response, frame.payload)
         except ProtocolError as exc:
@@ -323,10 +348,27 @@ class Sensor:
 
     def info(self, timeout: float | None = None) -> DeviceInfo:
         """Ask the device who it is (versions, boot id, serial number, models)."""
-        response = self._call(pb.Request(info=pb.InfoRequest(host_protocol_version=PROTOCOL_VERSION)), timeout)
+        return self._info(timeout)
+
+    def _info(self, timeout: float | None = None, *, refresh: bool = False) -> DeviceInfo:
+        """The info call; the answer's result dictionary is taken on the reader thread, in the link's order.
+
+        (On the calling thread it could land after a newer announcement the reader already took.)
+        ``refresh``: asked because a result could not be decoded (:meth:`CompactResults.device`).
+        """
+
+        def take_dictionary(frame: Frame) -> None:
+            try:
+                response = codec.parse(pb.Response, frame.payload)
+            except ProtocolError:
+                return  # the calling thread counts and raises it
+            if response.status == pb.STATUS_OK and response.HasField("info"):
+                self._compact.device(response.info, refresh=refresh)
+
+        request = pb.Request(info=pb.InfoRequest(host_protocol_version=PROTOCOL_VERSION))
+        response = self._call(request, timeout, on_response=take_dictionary)
         info = codec.device_info_from_pb(response.info)
         self._observe_device(info)
-        self._compact.device(response.info)
         return info
 
     def config_get(self, key: str = "", timeout: float | None = None) -> object:
@@ -361,6 +403,24 @@ class Sensor:
         """List the model bundles on the device."""
         response = self._call(pb.Request(list_models=pb.ListModelsRequest()), timeout)
         return codec.model_list_from_pb(response.models)
+
+    def class_labels(self, task: str = "detect", timeout: float | None = None) -> tuple[str, ...]:
+        """The class names of the model that runs ``task``, by class id: all of them, not only those seen.
+
+        Asks the device (:meth:`models`), so a model pushed since the sensor was opened counts.
+        ``labels[class_id]`` is the label a :class:`~seedcam.types.Detection` (``detect``) or
+        :class:`~seedcam.types.Classification` (``classify``) of that model carries.
+
+        Returns:
+            The active model's :attr:`~seedcam.types.ModelInfo.labels` (the first loaded one when
+            none is active); empty when no model runs the task or the firmware names no labels.
+
+        Raises:
+            SensorTimeout, LinkBroken: the call failed.
+        """
+        models = [m for m in self.models(timeout) if m.task == task]
+        chosen = [m for m in models if m.active] or models
+        return chosen[0].labels if chosen else ()
 
     def select_tasks(self, tasks: list[str] | tuple[str, ...], timeout: float | None = None) -> TaskList:
         """Choose which tasks run (e.g. ``["lane"]``); an empty list turns all off.
@@ -404,6 +464,47 @@ class Sensor:
             pieces.append(piece.jpeg)
             received += len(piece.jpeg)
         return replace(snapshot, jpeg=b"".join(pieces)) if len(pieces) > 1 else snapshot
+
+    # ------------------------------------------------------------------ preview stream
+
+    def start_preview(
+        self, fps: float, quality: int = 70, max_width: int = 320, timeout: float | None = None
+    ) -> PreviewSettings:
+        """Ask for JPEGs of the frames whose results arrive (or change their rate, quality, width).
+
+        Each JPEG goes to the :meth:`on_preview` callbacks; its ``frame_id`` is that of the
+        Result of the same frame. The device sends them only in the link capacity the results
+        leave over (at 115200 baud that may be well below ``fps``: the answer says so in
+        ``line_limited`` and ``message``). The stream stays on while this sensor is open (the
+        SDK renews its lease); the device stops it when the lease lapses.
+
+        Raises:
+            ValueError: ``fps`` not in (0, 60], ``quality`` not 1..100, ``max_width`` below 16.
+            RpcError: the device refused (``UNSUPPORTED``: its firmware has no preview stream).
+            SensorTimeout: no answer within ``timeout``.
+        """
+        return self._preview.start(fps, quality, max_width, timeout)
+
+    def stop_preview(self, timeout: float | None = None) -> None:
+        """Stop the preview stream (and its lease renewals).
+
+        Raises:
+            SensorTimeout: no answer within ``timeout`` (the device's lease lapses anyway).
+        """
+        self._preview.stop(timeout)
+
+    def on_preview(self, callback: Callable[[PreviewFrame], None]) -> Callable[[], None]:
+        """Call ``callback(frame)`` on the reader thread for every whole preview JPEG; keep it quick.
+
+        Returns:
+            A function that unregisters the callback.
+        """
+        return self._preview.subscribe(callback)
+
+    @property
+    def preview(self) -> PreviewClient:
+        """The preview stream's host end (its counters and newest frame)."""
+        return self._preview
 
     def reboot(self, timeout: float | None = None) -> DeviceInfo:
         """Restart the firmware and wait until it is back (a new boot id) and the link carries again.
@@ -453,6 +554,52 @@ class Sensor:
             raise ProtocolError("ping payload came back altered")
         return time.monotonic() - start
 
+    # ------------------------------------------------------------------ black box
+
+    def blackbox_list(self, timeout: float | None = None) -> tuple[BlackBoxFileInfo, ...]:
+        """The black-box files the sensor has frozen, oldest first (see :mod:`seedcam.blackbox`).
+
+        Raises:
+            RpcError: ``UNSUPPORTED`` from a firmware without a black box.
+        """
+        response = self._call(pb.Request(blackbox_list=pb.BlackBoxListRequest()), timeout)
+        return tuple(blackbox.info_from_pb(info) for info in response.blackbox_list.files)
+
+    def blackbox_pull(
+        self,
+        name: str,
+        path: str | os.PathLike[str],
+        progress: blackbox.Progress | None = None,
+        timeout: float | None = None,
+    ) -> BlackBoxFileInfo:
+        """Fetch one black-box file in pieces and write it to ``path`` as an MCAP recording.
+
+        Needs ``seedcam[record]``. Results keep flowing between the pieces.
+
+        Args:
+            name: a name from :meth:`blackbox_list`.
+            path: the ``.mcap`` file to write (replaced when it exists).
+            progress: called with (bytes received, total) after each piece.
+            timeout: for each piece.
+
+        Raises:
+            RpcError: ``NOT_FOUND`` for a name the sensor does not have (any more).
+            ProtocolError: the pieces do not make a black-box file.
+            RecordingError: the mcap packages are missing, or ``path`` cannot be written.
+        """
+        data = blackbox.pull_bytes(self._call, name, progress=progress, timeout=timeout)
+        return blackbox.write_mcap(data, path)
+
+    def blackbox_trigger(self, reason: str = "", timeout: float | None = None) -> BlackBoxFileInfo:
+        """Freeze the black box now (``reason`` is kept in the file); returns the new file's info.
+
+        Raises:
+            RpcError: ``FAILED_PRECONDITION`` when the black box is off (``blackbox.seconds = 0``),
+                ``UNAVAILABLE`` while it is still writing earlier files.
+        """
+        response = self._call(pb.Request(blackbox_trigger=pb.BlackBoxTriggerRequest(reason=reason)), timeout)
+        return blackbox.info_from_pb(response.blackbox_file)
+
     # ------------------------------------------------------------------ frames from the reader thread
 
     def _on_result_frame(self, frame: Frame) -> None:
@@ -479,7 +626,9 @@ class Sensor:
         if event is None:
             return
         kind = event.WhichOneof("body")
-        if kind == "dictionary":
+        if kind == "preview":
+            self._preview.chunk(event.preview)
+        elif kind == "dictionary":
             self._compact.announced(event.dictionary)
         elif kind == "health":
             health = codec.health_from_pb(event.health)
@@ -500,7 +649,7 @@ class Sensor:
 
         def fetch() -> None:
             try:
-                self.info()
+                self._info(refresh=True)
             except SensorError as exc:
                 log.debug("could not fetch the result dictionary: %s", exc)
             finally:

@@ -75,12 +75,13 @@ def _left(deadline: float) -> float:
 
 
 class _PendingCall:
-    __slots__ = ("event", "frame", "error")
+    __slots__ = ("event", "frame", "error", "on_response")
 
-    def __init__(self) -> None:
+    def __init__(self, on_response: Callable[[Frame], None] | None = None) -> None:
         self.event = threading.Event()
         self.frame: Frame | None = None
         self.error: SensorError | None = None
+        self.on_response = on_response  #: run on the reader thread, before the frames after the response
 
 
 class Session:
@@ -327,7 +328,15 @@ class Session:
             self._write_lock.release()
         return seq
 
-    def call(self, channel: Channel, payload: bytes, timeout: float | None = None, *, what: str = "request") -> Frame:
+    def call(
+        self,
+        channel: Channel,
+        payload: bytes,
+        timeout: float | None = None,
+        *,
+        what: str = "request",
+        on_response: Callable[[Frame], None] | None = None,
+    ) -> Frame:
         """Send a request frame and wait for the response frame with its sequence number.
 
         While the link is down and reconnecting, the call first waits for it to
@@ -338,6 +347,9 @@ class Session:
             payload: the request's payload.
             timeout: seconds for the whole call (default: :attr:`timeout`).
             what: names the request in the timeout's message.
+            on_response: called with the response frame on the reader thread, in the link's
+                order: before the frames that came after the response (keep it quick; what
+                it raises is logged). Not called for a response that comes after the timeout.
 
         Returns:
             The response frame; decoding its payload is the caller's business.
@@ -349,7 +361,7 @@ class Session:
         """
         timeout = self.timeout if timeout is None else timeout
         deadline = time.monotonic() + timeout
-        pending = _PendingCall()
+        pending = _PendingCall(on_response)
         with self._state:  # wait for the link before queueing for the write lock: others may be waiting too
             self._state.wait_for(
                 lambda: self._link_ready() or self._closed or (self._transport is None and not self.reconnect),
@@ -460,6 +472,11 @@ class Session:
             with self._state:
                 pending = self._pending.pop((frame.channel, frame.seq), None)
             if pending is not None:
+                if pending.on_response is not None:
+                    try:
+                        pending.on_response(frame)
+                    except Exception:
+                        log.exception("response hook of %s request %d failed", frame.channel.name, frame.seq)
                 pending.frame = frame
                 pending.event.set()
                 return

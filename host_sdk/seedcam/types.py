@@ -22,6 +22,8 @@ __all__ = [
     "ConfigValue",
     "Snapshot",
     "TaskList",
+    "PreviewFrame",
+    "PreviewSettings",
 ]
 
 
@@ -169,6 +171,10 @@ class ModelInfo:
     active: bool = False
     input_shape: tuple[int, ...] = ()
     size_bytes: int = 0
+    #: the model's class names by class id (``detect`` and ``classify`` models), every one of
+    #: them, not only those seen in results; empty when the model has none (lane, ocr), its
+    #: names are too long for the link (over 4 KiB) or the firmware predates the field
+    labels: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -277,3 +283,47 @@ class TaskList:
 
     enabled: tuple[str, ...]
     available: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class PreviewFrame:
+    """One JPEG of the preview stream: the frame whose :class:`Result` has the same ``frame_id``.
+
+    Attributes:
+        frame_id: the frame's id (that of its Result).
+        timestamp_us: the frame's capture time, on the sensor's clock (that of ``Result.capture_timestamp_us``).
+        jpeg: the JPEG, scaled down to the stream's ``max_width``.
+        width: the JPEG's width in pixels.
+        height: the JPEG's height in pixels.
+    """
+
+    frame_id: int
+    timestamp_us: int
+    jpeg: bytes
+    width: int
+    height: int
+
+
+@dataclass(frozen=True)
+class PreviewSettings:
+    """What the sensor applied to a preview request (:meth:`seedcam.Sensor.start_preview`).
+
+    Attributes:
+        fps: the preview rate the sensor expects to send (at most the one asked for; 0: stopped).
+        quality: JPEG quality 1..100.
+        max_width: frames wider than this are scaled down.
+        line_limited: the link's line rate holds the stream below the rate asked for.
+        message: what fits and why, in words.
+        lease_s: the stream stops this long after the host's last request (the SDK renews it).
+        width: the preview frames' width in pixels (0 before the first frame).
+        height: their height.
+    """
+
+    fps: float
+    quality: int
+    max_width: int
+    line_limited: bool = False
+    message: str = ""
+    lease_s: float = 0.0
+    width: int = 0
+    height: int = 0

@@ -37,9 +37,10 @@ def open_camera(cfg: CameraConfig) -> CameraSource:
 
         kwargs: dict[str, object] = {"seed": cfg.seed, "size": size}
         if cfg.scene:
-            from seedcam_firmware.scene.scripted import load_scene_file
+            from seedcam_firmware.scene.scripted import load_scene_script
 
-            kwargs["scripted"] = load_scene_file(cfg.scene)
+            script = load_scene_script(cfg.scene)
+            kwargs["scripted"] = script.steps[0][1] if len(script.steps) == 1 else script
         if cfg.fps > 0:
             kwargs["fps"] = cfg.fps
         cam: CameraSource = SyntheticCamera(**kwargs)  # type: ignore[arg-type]

@@ -10,6 +10,7 @@ import numpy as np
 
 from ..errors import CameraError
 from ..scene import CameraModel, SceneSpec, SyntheticDrive, render
+from ..scene.scripted import SceneScript
 from .base import CameraSource, Frame
 
 __all__ = ["RENDER_STAGE", "RenderedCamera", "SyntheticCamera"]
@@ -103,17 +104,25 @@ class SyntheticCamera(RenderedCamera):
         fps: frame rate; ``read`` sleeps until the next frame time.
         seed: seed of the drive (and of the sensor noise).
         size: (width, height) in pixels.
-        scripted: when given, every frame renders this scene (fresh noise each frame).
+        scripted: when given, every frame renders this scene (fresh noise each frame), or
+            a :class:`~seedcam_firmware.scene.scripted.SceneScript`'s scene of that frame.
     """
 
     kind = "synthetic"
 
     def __init__(
-        self, *, fps: float = 30.0, seed: int = 0, size: tuple[int, int] = (320, 240), scripted: SceneSpec | None = None
+        self,
+        *,
+        fps: float = 30.0,
+        seed: int = 0,
+        size: tuple[int, int] = (320, 240),
+        scripted: SceneSpec | SceneScript | None = None,
     ) -> None:
         super().__init__(fps=fps, seed=seed, size=size)
         self._drive = SyntheticDrive(seed)
         self._scripted = scripted
 
     def _next_scene(self, deadline: float) -> SceneSpec:
+        if isinstance(self._scripted, SceneScript):
+            return self._scripted.at(self._frame_id)
         return self._scripted if self._scripted is not None else self._drive.step(self._period_ns / 1e9)

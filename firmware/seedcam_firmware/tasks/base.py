@@ -52,6 +52,7 @@ __all__ = [
     "TaskRunner",
     "TaskUnavailable",
     "all_finite",
+    "announced_labels",
     "elapsed_us",
     "load_task_manifest",
     "merge_findings",
@@ -173,6 +174,25 @@ def load_task_manifest(config: FirmwareConfig, task: str) -> ModelManifest:
     return manifest
 
 
+#: the most UTF-8 bytes of class names a ModelInfo carries (it travels in every Hello)
+MAX_LABEL_BYTES = 4096
+
+
+def announced_labels(manifest: ModelManifest) -> tuple[str, ...]:
+    """The class names by class id a ModelInfo carries: the decoder's ``labels`` (detect, classify).
+
+    Empty for a model without labels and for one whose names exceed :data:`MAX_LABEL_BYTES`
+    (the host then knows only the labels its results name).
+    """
+    labels = manifest.decoder.get("labels")
+    if not isinstance(labels, (list, tuple)) or not all(isinstance(x, str) for x in labels):
+        return ()
+    if sum(len(x.encode()) + 2 for x in labels) > MAX_LABEL_BYTES:
+        log.warning("model %s: %d labels are too long for the link; the host gets none", manifest.id, len(labels))
+        return ()
+    return tuple(labels)
+
+
 def model_info(manifest: ModelManifest) -> ModelInfo:
     """The :class:`ModelInfo` the host sees for a loaded bundle (``active`` set by the runner)."""
     return ModelInfo(
@@ -185,6 +205,7 @@ def model_info(manifest: ModelManifest) -> ModelInfo:
         active=False,
         input_shape=tuple(manifest.input_shape),
         size_bytes=manifest.file.stat().st_size,
+        labels=announced_labels(manifest),
     )
 
 

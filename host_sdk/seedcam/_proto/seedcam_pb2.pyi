@@ -29,7 +29,7 @@ STATUS_UNAVAILABLE: StatusCode
 STATUS_UNAUTHENTICATED: StatusCode
 
 class ModelInfo(_message.Message):
-    __slots__ = ("id", "name", "version", "task", "precision", "sha256", "active", "input_shape", "size_bytes")
+    __slots__ = ("id", "name", "version", "task", "precision", "sha256", "active", "input_shape", "size_bytes", "labels")
     ID_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     VERSION_FIELD_NUMBER: _ClassVar[int]
@@ -39,6 +39,7 @@ class ModelInfo(_message.Message):
     ACTIVE_FIELD_NUMBER: _ClassVar[int]
     INPUT_SHAPE_FIELD_NUMBER: _ClassVar[int]
     SIZE_BYTES_FIELD_NUMBER: _ClassVar[int]
+    LABELS_FIELD_NUMBER: _ClassVar[int]
     id: str
     name: str
     version: str
@@ -48,7 +49,8 @@ class ModelInfo(_message.Message):
     active: bool
     input_shape: _containers.RepeatedScalarFieldContainer[int]
     size_bytes: int
-    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., version: _Optional[str] = ..., task: _Optional[str] = ..., precision: _Optional[str] = ..., sha256: _Optional[str] = ..., active: _Optional[bool] = ..., input_shape: _Optional[_Iterable[int]] = ..., size_bytes: _Optional[int] = ...) -> None: ...
+    labels: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., version: _Optional[str] = ..., task: _Optional[str] = ..., precision: _Optional[str] = ..., sha256: _Optional[str] = ..., active: _Optional[bool] = ..., input_shape: _Optional[_Iterable[int]] = ..., size_bytes: _Optional[int] = ..., labels: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class DeviceInfo(_message.Message):
     __slots__ = ("protocol_version", "firmware_version", "boot_id", "serial_number", "max_frame_size", "models", "board", "tasks_enabled", "camera", "frame_width", "frame_height", "uptime_s", "result_dictionary")
@@ -308,14 +310,16 @@ class Hello(_message.Message):
     def __init__(self, device: _Optional[_Union[DeviceInfo, _Mapping]] = ...) -> None: ...
 
 class StatusEvent(_message.Message):
-    __slots__ = ("hello", "health", "dictionary")
+    __slots__ = ("hello", "health", "dictionary", "preview")
     HELLO_FIELD_NUMBER: _ClassVar[int]
     HEALTH_FIELD_NUMBER: _ClassVar[int]
     DICTIONARY_FIELD_NUMBER: _ClassVar[int]
+    PREVIEW_FIELD_NUMBER: _ClassVar[int]
     hello: Hello
     health: Health
     dictionary: ResultDictionary
-    def __init__(self, hello: _Optional[_Union[Hello, _Mapping]] = ..., health: _Optional[_Union[Health, _Mapping]] = ..., dictionary: _Optional[_Union[ResultDictionary, _Mapping]] = ...) -> None: ...
+    preview: PreviewChunk
+    def __init__(self, hello: _Optional[_Union[Hello, _Mapping]] = ..., health: _Optional[_Union[Health, _Mapping]] = ..., dictionary: _Optional[_Union[ResultDictionary, _Mapping]] = ..., preview: _Optional[_Union[PreviewChunk, _Mapping]] = ...) -> None: ...
 
 class LogRecord(_message.Message):
     __slots__ = ("level", "logger", "message", "timestamp_us")
@@ -438,7 +442,7 @@ class RebootRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class Request(_message.Message):
-    __slots__ = ("info", "config_get", "config_set", "config_reset", "list_models", "select_tasks", "snapshot", "ping", "reboot")
+    __slots__ = ("info", "config_get", "config_set", "config_reset", "list_models", "select_tasks", "snapshot", "ping", "reboot", "preview", "blackbox_list", "blackbox_pull", "blackbox_trigger")
     INFO_FIELD_NUMBER: _ClassVar[int]
     CONFIG_GET_FIELD_NUMBER: _ClassVar[int]
     CONFIG_SET_FIELD_NUMBER: _ClassVar[int]
@@ -448,6 +452,10 @@ class Request(_message.Message):
     SNAPSHOT_FIELD_NUMBER: _ClassVar[int]
     PING_FIELD_NUMBER: _ClassVar[int]
     REBOOT_FIELD_NUMBER: _ClassVar[int]
+    PREVIEW_FIELD_NUMBER: _ClassVar[int]
+    BLACKBOX_LIST_FIELD_NUMBER: _ClassVar[int]
+    BLACKBOX_PULL_FIELD_NUMBER: _ClassVar[int]
+    BLACKBOX_TRIGGER_FIELD_NUMBER: _ClassVar[int]
     info: InfoRequest
     config_get: ConfigGetRequest
     config_set: ConfigSetRequest
@@ -457,10 +465,14 @@ class Request(_message.Message):
     snapshot: SnapshotRequest
     ping: PingRequest
     reboot: RebootRequest
-    def __init__(self, info: _Optional[_Union[InfoRequest, _Mapping]] = ..., config_get: _Optional[_Union[ConfigGetRequest, _Mapping]] = ..., config_set: _Optional[_Union[ConfigSetRequest, _Mapping]] = ..., config_reset: _Optional[_Union[ConfigResetRequest, _Mapping]] = ..., list_models: _Optional[_Union[ListModelsRequest, _Mapping]] = ..., select_tasks: _Optional[_Union[SelectTasksRequest, _Mapping]] = ..., snapshot: _Optional[_Union[SnapshotRequest, _Mapping]] = ..., ping: _Optional[_Union[PingRequest, _Mapping]] = ..., reboot: _Optional[_Union[RebootRequest, _Mapping]] = ...) -> None: ...
+    preview: PreviewRequest
+    blackbox_list: BlackBoxListRequest
+    blackbox_pull: BlackBoxPullRequest
+    blackbox_trigger: BlackBoxTriggerRequest
+    def __init__(self, info: _Optional[_Union[InfoRequest, _Mapping]] = ..., config_get: _Optional[_Union[ConfigGetRequest, _Mapping]] = ..., config_set: _Optional[_Union[ConfigSetRequest, _Mapping]] = ..., config_reset: _Optional[_Union[ConfigResetRequest, _Mapping]] = ..., list_models: _Optional[_Union[ListModelsRequest, _Mapping]] = ..., select_tasks: _Optional[_Union[SelectTasksRequest, _Mapping]] = ..., snapshot: _Optional[_Union[SnapshotRequest, _Mapping]] = ..., ping: _Optional[_Union[PingRequest, _Mapping]] = ..., reboot: _Optional[_Union[RebootRequest, _Mapping]] = ..., preview: _Optional[_Union[PreviewRequest, _Mapping]] = ..., blackbox_list: _Optional[_Union[BlackBoxListRequest, _Mapping]] = ..., blackbox_pull: _Optional[_Union[BlackBoxPullRequest, _Mapping]] = ..., blackbox_trigger: _Optional[_Union[BlackBoxTriggerRequest, _Mapping]] = ...) -> None: ...
 
 class Response(_message.Message):
-    __slots__ = ("status", "message", "info", "config", "models", "tasks", "snapshot", "pong")
+    __slots__ = ("status", "message", "info", "config", "models", "tasks", "snapshot", "pong", "preview", "blackbox_list", "blackbox_piece", "blackbox_file")
     STATUS_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_FIELD_NUMBER: _ClassVar[int]
     INFO_FIELD_NUMBER: _ClassVar[int]
@@ -469,6 +481,10 @@ class Response(_message.Message):
     TASKS_FIELD_NUMBER: _ClassVar[int]
     SNAPSHOT_FIELD_NUMBER: _ClassVar[int]
     PONG_FIELD_NUMBER: _ClassVar[int]
+    PREVIEW_FIELD_NUMBER: _ClassVar[int]
+    BLACKBOX_LIST_FIELD_NUMBER: _ClassVar[int]
+    BLACKBOX_PIECE_FIELD_NUMBER: _ClassVar[int]
+    BLACKBOX_FILE_FIELD_NUMBER: _ClassVar[int]
     status: StatusCode
     message: str
     info: DeviceInfo
@@ -477,7 +493,11 @@ class Response(_message.Message):
     tasks: TaskList
     snapshot: Snapshot
     pong: Pong
-    def __init__(self, status: _Optional[_Union[StatusCode, str]] = ..., message: _Optional[str] = ..., info: _Optional[_Union[DeviceInfo, _Mapping]] = ..., config: _Optional[_Union[ConfigValue, _Mapping]] = ..., models: _Optional[_Union[ModelList, _Mapping]] = ..., tasks: _Optional[_Union[TaskList, _Mapping]] = ..., snapshot: _Optional[_Union[Snapshot, _Mapping]] = ..., pong: _Optional[_Union[Pong, _Mapping]] = ...) -> None: ...
+    preview: PreviewSettings
+    blackbox_list: BlackBoxList
+    blackbox_piece: BlackBoxPiece
+    blackbox_file: BlackBoxFileInfo
+    def __init__(self, status: _Optional[_Union[StatusCode, str]] = ..., message: _Optional[str] = ..., info: _Optional[_Union[DeviceInfo, _Mapping]] = ..., config: _Optional[_Union[ConfigValue, _Mapping]] = ..., models: _Optional[_Union[ModelList, _Mapping]] = ..., tasks: _Optional[_Union[TaskList, _Mapping]] = ..., snapshot: _Optional[_Union[Snapshot, _Mapping]] = ..., pong: _Optional[_Union[Pong, _Mapping]] = ..., preview: _Optional[_Union[PreviewSettings, _Mapping]] = ..., blackbox_list: _Optional[_Union[BlackBoxList, _Mapping]] = ..., blackbox_piece: _Optional[_Union[BlackBoxPiece, _Mapping]] = ..., blackbox_file: _Optional[_Union[BlackBoxFileInfo, _Mapping]] = ...) -> None: ...
 
 class TransferBegin(_message.Message):
     __slots__ = ("header", "signature")
@@ -628,3 +648,139 @@ class UpdateResponse(_message.Message):
     installed: InstallReport
     slots: SlotList
     def __init__(self, status: _Optional[_Union[StatusCode, str]] = ..., message: _Optional[str] = ..., reason: _Optional[str] = ..., state: _Optional[_Union[TransferState, _Mapping]] = ..., installed: _Optional[_Union[InstallReport, _Mapping]] = ..., slots: _Optional[_Union[SlotList, _Mapping]] = ...) -> None: ...
+
+class PreviewRequest(_message.Message):
+    __slots__ = ("fps", "quality", "max_width", "lease_s")
+    FPS_FIELD_NUMBER: _ClassVar[int]
+    QUALITY_FIELD_NUMBER: _ClassVar[int]
+    MAX_WIDTH_FIELD_NUMBER: _ClassVar[int]
+    LEASE_S_FIELD_NUMBER: _ClassVar[int]
+    fps: float
+    quality: int
+    max_width: int
+    lease_s: float
+    def __init__(self, fps: _Optional[float] = ..., quality: _Optional[int] = ..., max_width: _Optional[int] = ..., lease_s: _Optional[float] = ...) -> None: ...
+
+class PreviewSettings(_message.Message):
+    __slots__ = ("fps", "quality", "max_width", "line_limited", "message", "lease_s", "width", "height")
+    FPS_FIELD_NUMBER: _ClassVar[int]
+    QUALITY_FIELD_NUMBER: _ClassVar[int]
+    MAX_WIDTH_FIELD_NUMBER: _ClassVar[int]
+    LINE_LIMITED_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    LEASE_S_FIELD_NUMBER: _ClassVar[int]
+    WIDTH_FIELD_NUMBER: _ClassVar[int]
+    HEIGHT_FIELD_NUMBER: _ClassVar[int]
+    fps: float
+    quality: int
+    max_width: int
+    line_limited: bool
+    message: str
+    lease_s: float
+    width: int
+    height: int
+    def __init__(self, fps: _Optional[float] = ..., quality: _Optional[int] = ..., max_width: _Optional[int] = ..., line_limited: _Optional[bool] = ..., message: _Optional[str] = ..., lease_s: _Optional[float] = ..., width: _Optional[int] = ..., height: _Optional[int] = ...) -> None: ...
+
+class PreviewChunk(_message.Message):
+    __slots__ = ("frame_id", "capture_timestamp_us", "width", "height", "offset", "total_size", "data")
+    FRAME_ID_FIELD_NUMBER: _ClassVar[int]
+    CAPTURE_TIMESTAMP_US_FIELD_NUMBER: _ClassVar[int]
+    WIDTH_FIELD_NUMBER: _ClassVar[int]
+    HEIGHT_FIELD_NUMBER: _ClassVar[int]
+    OFFSET_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_SIZE_FIELD_NUMBER: _ClassVar[int]
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    frame_id: int
+    capture_timestamp_us: int
+    width: int
+    height: int
+    offset: int
+    total_size: int
+    data: bytes
+    def __init__(self, frame_id: _Optional[int] = ..., capture_timestamp_us: _Optional[int] = ..., width: _Optional[int] = ..., height: _Optional[int] = ..., offset: _Optional[int] = ..., total_size: _Optional[int] = ..., data: _Optional[bytes] = ...) -> None: ...
+
+class BlackBoxListRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class BlackBoxPullRequest(_message.Message):
+    __slots__ = ("name", "offset", "max_bytes")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    OFFSET_FIELD_NUMBER: _ClassVar[int]
+    MAX_BYTES_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    offset: int
+    max_bytes: int
+    def __init__(self, name: _Optional[str] = ..., offset: _Optional[int] = ..., max_bytes: _Optional[int] = ...) -> None: ...
+
+class BlackBoxTriggerRequest(_message.Message):
+    __slots__ = ("reason",)
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    reason: str
+    def __init__(self, reason: _Optional[str] = ...) -> None: ...
+
+class BlackBoxFileInfo(_message.Message):
+    __slots__ = ("name", "trigger", "reason", "trigger_timestamp_us", "first_timestamp_us", "size", "results", "entries", "boot_id")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    TRIGGER_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    TRIGGER_TIMESTAMP_US_FIELD_NUMBER: _ClassVar[int]
+    FIRST_TIMESTAMP_US_FIELD_NUMBER: _ClassVar[int]
+    SIZE_FIELD_NUMBER: _ClassVar[int]
+    RESULTS_FIELD_NUMBER: _ClassVar[int]
+    ENTRIES_FIELD_NUMBER: _ClassVar[int]
+    BOOT_ID_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    trigger: str
+    reason: str
+    trigger_timestamp_us: int
+    first_timestamp_us: int
+    size: int
+    results: int
+    entries: int
+    boot_id: str
+    def __init__(self, name: _Optional[str] = ..., trigger: _Optional[str] = ..., reason: _Optional[str] = ..., trigger_timestamp_us: _Optional[int] = ..., first_timestamp_us: _Optional[int] = ..., size: _Optional[int] = ..., results: _Optional[int] = ..., entries: _Optional[int] = ..., boot_id: _Optional[str] = ...) -> None: ...
+
+class BlackBoxList(_message.Message):
+    __slots__ = ("files", "seconds")
+    FILES_FIELD_NUMBER: _ClassVar[int]
+    SECONDS_FIELD_NUMBER: _ClassVar[int]
+    files: _containers.RepeatedCompositeFieldContainer[BlackBoxFileInfo]
+    seconds: float
+    def __init__(self, files: _Optional[_Iterable[_Union[BlackBoxFileInfo, _Mapping]]] = ..., seconds: _Optional[float] = ...) -> None: ...
+
+class BlackBoxPiece(_message.Message):
+    __slots__ = ("name", "offset", "total_size", "data")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    OFFSET_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_SIZE_FIELD_NUMBER: _ClassVar[int]
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    offset: int
+    total_size: int
+    data: bytes
+    def __init__(self, name: _Optional[str] = ..., offset: _Optional[int] = ..., total_size: _Optional[int] = ..., data: _Optional[bytes] = ...) -> None: ...
+
+class BlackBoxEntry(_message.Message):
+    __slots__ = ("timestamp_us", "result", "health", "log", "thumbnail")
+    TIMESTAMP_US_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    HEALTH_FIELD_NUMBER: _ClassVar[int]
+    LOG_FIELD_NUMBER: _ClassVar[int]
+    THUMBNAIL_FIELD_NUMBER: _ClassVar[int]
+    timestamp_us: int
+    result: Result
+    health: Health
+    log: LogRecord
+    thumbnail: PreviewChunk
+    def __init__(self, timestamp_us: _Optional[int] = ..., result: _Optional[_Union[Result, _Mapping]] = ..., health: _Optional[_Union[Health, _Mapping]] = ..., log: _Optional[_Union[LogRecord, _Mapping]] = ..., thumbnail: _Optional[_Union[PreviewChunk, _Mapping]] = ...) -> None: ...
+
+class BlackBoxFile(_message.Message):
+    __slots__ = ("info", "device", "entries")
+    INFO_FIELD_NUMBER: _ClassVar[int]
+    DEVICE_FIELD_NUMBER: _ClassVar[int]
+    ENTRIES_FIELD_NUMBER: _ClassVar[int]
+    info: BlackBoxFileInfo
+    device: DeviceInfo
+    entries: _containers.RepeatedCompositeFieldContainer[BlackBoxEntry]
+    def __init__(self, info: _Optional[_Union[BlackBoxFileInfo, _Mapping]] = ..., device: _Optional[_Union[DeviceInfo, _Mapping]] = ..., entries: _Optional[_Iterable[_Union[BlackBoxEntry, _Mapping]]] = ...) -> None: ...

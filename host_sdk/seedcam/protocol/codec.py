@@ -248,6 +248,7 @@ def model_info_to_pb(info: ModelInfo, out: pb.ModelInfo | None = None) -> pb.Mod
     out.precision, out.sha256, out.active = info.precision, info.sha256, info.active
     out.input_shape[:] = info.input_shape
     out.size_bytes = info.size_bytes
+    out.labels[:] = info.labels
     return out
 
 
@@ -262,6 +263,7 @@ def model_info_from_pb(message: pb.ModelInfo) -> ModelInfo:
         active=message.active,
         input_shape=tuple(message.input_shape),
         size_bytes=message.size_bytes,
+        labels=tuple(message.labels),
     )
 
 

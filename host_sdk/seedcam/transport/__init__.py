@@ -15,6 +15,8 @@ URL                         transport                                    options
                             optional stable symlink to the slave
 ``usb://VID:PID/SERIAL``    the sensor's raw USB bulk interface (pyusb, -
                             ``seedcam[usb]``), found again by serial
+``replay://run.mcap``       a recording played back as the sensor       ``?speed=2|max``,
+                            (``seedcam[record]``, docs/record.md)        ``?loop=1``
 =========================== ============================================ =====================
 
 Any URL may end in ``?throttle=BAUD`` to limit both directions to a UART's
@@ -71,6 +73,7 @@ _BACKENDS: dict[str, str] = {
     "pair": "seedcam.transport.memory:PairTransport",
     "pty": "seedcam.transport.pty_device:PtyDeviceTransport",
     "usb": "seedcam.transport.usb:UsbTransport",
+    "replay": "seedcam.transport.replay:ReplayTransport",
 }
 _BACKENDS_LOCK = threading.Lock()
 

@@ -8,7 +8,8 @@ in hex at DEBUG on the ``seedcam.trace`` logger (see :mod:`seedcam.transport.tra
 A host's URL may also carry ``link_key_file=PATH``: the file holding the link key that
 signs its requests (see :mod:`seedcam.protocol.signing`; the device's own key is its
 config's ``link.key_file``). Options join with ``&``; anything else after ``?`` is an
-error, so that a misspelt option cannot go unnoticed.
+error, so that a misspelt option cannot go unnoticed, but for the options of the
+scheme's own backend (``replay://run.mcap?speed=2&loop=1``), which stay in the base URL.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ __all__ = ["MIN_THROTTLE_BAUD", "TransportUrl", "check_baud", "parse_transport_u
 #: the slowest line rate ``?throttle=`` accepts
 MIN_THROTTLE_BAUD = 300
 _KNOWN = ("throttle", "link_key_file", "baud", "trace")
+#: options that belong to one scheme's backend: they stay in :attr:`TransportUrl.base` for its ``from_url``
+_BACKEND_OPTIONS = {"replay": ("speed", "loop")}
 #: what a user coming from pyserial may write instead of a known option
 _ALIASES = {"baudrate": "baud"}
 _FLAGS = {"1": True, "0": False}
@@ -56,7 +59,9 @@ class TransportUrl:
             options["baud"] = self.baud
         if self.trace:
             options["trace"] = 1
-        return f"{self.base}?{urlencode(options, safe='/')}" if options else self.base
+        if not options:
+            return self.base
+        return f"{self.base}{'&' if '?' in self.base else '?'}{urlencode(options, safe='/')}"
 
     def with_throttle(self, baud: int | None) -> TransportUrl:
         """The same URL throttled to ``baud`` (None: not throttled)."""
@@ -100,10 +105,15 @@ def parse_transport_url(url: str) -> TransportUrl:
         if key in params:
             raise ValueError(f"query parameter {key!r} given twice in {url!r}")
         params[key] = value
+    scheme = base.partition("://")[0].lower() if "://" in base else ""
+    own = {key: params.pop(key) for key in _BACKEND_OPTIONS.get(scheme, ()) if key in params}
+    if own:
+        base = f"{base}?{urlencode(own, safe='/')}"
     unknown = set(params) - set(_KNOWN)
     if unknown:
         hints = "".join(f" (did you mean {_ALIASES[k]!r}?)" for k in sorted(unknown) if k in _ALIASES)
-        raise ValueError(f"unknown query parameter(s) {sorted(unknown)} in {url!r}{hints}; known: {', '.join(_KNOWN)}")
+        known = ", ".join((*_KNOWN, *_BACKEND_OPTIONS.get(scheme, ())))
+        raise ValueError(f"unknown query parameter(s) {sorted(unknown)} in {url!r}{hints}; known: {known}")
     key_file = params.get("link_key_file")
     if key_file is not None and not key_file:
         raise ValueError(f"empty link_key_file in {url!r}")
