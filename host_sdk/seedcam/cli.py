@@ -38,6 +38,7 @@ from seedcam._cli_common import (
 from seedcam._cli_port import BAUD_ENV, open_sensor
 from seedcam._jsonable import to_jsonable
 from seedcam.agv.cli import add_agv_commands
+from seedcam.cli_record import add_record_commands
 from seedcam.cli_updates import add_update_commands
 from seedcam.discovery import PORT_ENV
 from seedcam.errors import NoSensorFound, RpcError, SensorError
@@ -386,6 +387,7 @@ def _parser() -> argparse.ArgumentParser:
     completion.add_argument("shell", choices=COMPLETION_SHELLS)
     completion.set_defaults(func=cmd_completion)
     add_agv_commands(commands)  # agv-sim, agv-bench: the closed-loop simulator
+    add_record_commands(commands, shared)  # record, blackbox list|pull: recordings (docs/record.md)
     return parser
 
 
