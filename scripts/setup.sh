@@ -11,7 +11,7 @@ python -m pip install -q --upgrade pip
 if [ "${1:-}" = "--dev" ]; then
   scripts/world-assets.sh      # fonts of the randomized training world (Debian packages)
   scripts/evalworld-assets.sh  # fonts and images of the independent evaluation world
-  python -m pip install -q -e 'host_sdk[usb,view,record,mqtt,mcp]' -e firmware -e 'tools[train]' -r requirements-dev.txt
+  python -m pip install -q -e 'host_sdk[usb,view,record,mqtt,mcp,catalog]' -e firmware -e 'tools[train]' -r requirements-dev.txt
   python -m pip install -q -e "firmware[sim]"  # the AGV simulator's PNG (tests/agv)
 else
   python -m pip install -q -e host_sdk -e firmware

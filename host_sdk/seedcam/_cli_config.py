@@ -6,6 +6,8 @@ standard library's ``tomllib``)::
 
     port = "/dev/ttyUSB0"   # default port or URL
     baud = 115200           # default baud rate of a serial port
+    catalog = "https://models.example.com/seedcam/"   # default model catalog (docs/catalog.md)
+    catalog_keys = ["<64 hex digits>", "~/keys/release.pub"]   # keys a catalog must be signed by
 
 What the command line says wins, then the environment (``$SEEDCAM_PORT``,
 ``$SEEDCAM_BAUD``), then this file, then the built-in defaults.
@@ -25,7 +27,7 @@ __all__ = ["CONFIG_ENV", "ToolConfig", "load_tool_config", "tool_config_path"]
 
 #: environment variable naming the config file (instead of the XDG location)
 CONFIG_ENV = "SEEDCAM_CONFIG"
-_KEYS = ("port", "baud")
+_KEYS = ("port", "baud", "catalog", "catalog_keys")
 
 
 @dataclass(frozen=True)
@@ -35,6 +37,8 @@ class ToolConfig:
     path: Path | None = None
     port: str | None = None
     baud: int | None = None
+    catalog: str | None = None
+    catalog_keys: tuple[str, ...] = ()
 
 
 def tool_config_path(env: Mapping[str, str] = os.environ) -> Path:
@@ -70,4 +74,9 @@ def load_tool_config(env: Mapping[str, str] = os.environ) -> ToolConfig:
         raise CliError(f"config file {path}: port must be a non-empty string, got {port!r}", EXIT_USER)
     if baud is not None and (isinstance(baud, bool) or not isinstance(baud, int) or baud <= 0):
         raise CliError(f"config file {path}: baud must be a whole number above 0, got {baud!r}", EXIT_USER)
-    return ToolConfig(path, port.strip() if port else None, baud)
+    catalog, keys = table.get("catalog"), table.get("catalog_keys", [])
+    if catalog is not None and (not isinstance(catalog, str) or not catalog.strip()):
+        raise CliError(f"config file {path}: catalog must be a non-empty string, got {catalog!r}", EXIT_USER)
+    if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):
+        raise CliError(f"config file {path}: catalog_keys must be a list of strings, got {keys!r}", EXIT_USER)
+    return ToolConfig(path, port.strip() if port else None, baud, catalog.strip() if catalog else None, tuple(keys))

@@ -38,6 +38,8 @@ from seedcam._cli_common import (
 from seedcam._cli_port import BAUD_ENV, open_sensor
 from seedcam._jsonable import to_jsonable
 from seedcam.agv.cli import add_agv_commands
+from seedcam.cli_capture import add_capture_commands
+from seedcam.cli_catalog import add_catalog_commands
 from seedcam.cli_record import add_record_commands
 from seedcam.cli_updates import add_update_commands
 from seedcam.discovery import PORT_ENV
@@ -378,6 +380,7 @@ def _parser() -> argparse.ArgumentParser:
         func=cmd_models
     )
     add_update_commands(commands, model_commands, shared)  # models slots|push|activate|rollback|delete, flash
+    add_catalog_commands(model_commands, shared)  # models available|install: the model catalog
 
     snapshot = add("snapshot", "save a JPEG of the current camera frame")
     snapshot.add_argument("-o", "--output", type=Path, required=True)
@@ -387,6 +390,7 @@ def _parser() -> argparse.ArgumentParser:
     completion.add_argument("shell", choices=COMPLETION_SHELLS)
     completion.set_defaults(func=cmd_completion)
     add_agv_commands(commands)  # agv-sim, agv-bench: the closed-loop simulator
+    add_capture_commands(commands, shared)  # capture: frames for training
     add_record_commands(commands, shared)  # record, blackbox list|pull: recordings (docs/record.md)
     return parser
 

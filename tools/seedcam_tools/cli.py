@@ -15,6 +15,7 @@ from typing import Any
 from seedcam.errors import SensorError
 from seedcam_tools.bench_cli import add_bench_commands
 from seedcam_tools.bundle_cli import add_bundle_commands
+from seedcam_tools.catalog_build import add_catalog_commands
 from seedcam_tools.extract import add_extract_commands
 
 __all__ = ["main"]
@@ -503,6 +504,7 @@ def _parser() -> argparse.ArgumentParser:
 
     which = add_bench_commands(commands)  # bench pipeline, bench visionseed
     add_bundle_commands(commands, bench=which)  # update bundles, and `bench push`
+    add_catalog_commands(commands)  # catalog build|verify: signed bundles and catalog.json
     add_extract_commands(commands)  # extract: a recording's frames and detections as a YOLO folder
     return parser
 
