@@ -42,6 +42,7 @@ from seedcam.cli_capture import add_capture_commands
 from seedcam.cli_catalog import add_catalog_commands
 from seedcam.cli_record import add_record_commands
 from seedcam.cli_updates import add_update_commands
+from seedcam.cli_view import add_view_commands
 from seedcam.discovery import PORT_ENV
 from seedcam.errors import NoSensorFound, RpcError, SensorError
 from seedcam.sensor import REBOOT_TIMEOUT_S
@@ -392,6 +393,7 @@ def _parser() -> argparse.ArgumentParser:
     add_agv_commands(commands)  # agv-sim, agv-bench: the closed-loop simulator
     add_capture_commands(commands, shared)  # capture: frames for training
     add_record_commands(commands, shared)  # record, blackbox list|pull: recordings (docs/record.md)
+    add_view_commands(commands, shared)  # view: the live view in a browser (docs/view.md)
     return parser
 
 
