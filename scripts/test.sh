@@ -3,8 +3,8 @@
 # Everything includes what the USB VM tests (tests/usb) need: scripts/usbvm-deps.sh installs QEMU and the rest
 # where root and apt-get allow it (a no-op once they are there, as after .ci/run's own call), else it says in
 # one line why those tests will skip. SEEDCAM_USBVM_DEPS=skip leaves the machine's packages alone.
-# Likewise the viewer's browser tests' Chromium (scripts/browser-deps.sh): installed where root and apt-get
-# allow, else the tests skip saying why.
+# Likewise the fleet tests' mosquitto (scripts/mosquitto-deps.sh) and the viewer's browser tests' Chromium
+# (scripts/browser-deps.sh): installed where root and apt-get allow, else the tests skip saying why.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh --dev
@@ -16,6 +16,7 @@ elif [ -z "$(PYTHONPATH=tests/usb python -c 'import usbvm; print(usbvm.find_usb_
 else
   scripts/usbvm-deps.sh
 fi
+scripts/mosquitto-deps.sh
 scripts/browser-deps.sh
 scripts/check.sh
 python -m pytest "$@"

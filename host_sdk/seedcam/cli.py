@@ -38,8 +38,10 @@ from seedcam._cli_common import (
 from seedcam._cli_port import BAUD_ENV, open_sensor
 from seedcam._jsonable import to_jsonable
 from seedcam.agv.cli import add_agv_commands
+from seedcam.cli_bridge import add_bridge_commands
 from seedcam.cli_capture import add_capture_commands
 from seedcam.cli_catalog import add_catalog_commands
+from seedcam.cli_mcp import add_mcp_commands
 from seedcam.cli_record import add_record_commands
 from seedcam.cli_updates import add_update_commands
 from seedcam.cli_view import add_view_commands
@@ -392,6 +394,8 @@ def _parser() -> argparse.ArgumentParser:
     completion.set_defaults(func=cmd_completion)
     add_agv_commands(commands)  # agv-sim, agv-bench: the closed-loop simulator
     add_capture_commands(commands, shared)  # capture: frames for training
+    add_bridge_commands(commands, shared)  # bridge mqtt: the fleet bridge
+    add_mcp_commands(commands, shared)  # mcp: the sensor as tools for an agent
     add_record_commands(commands, shared)  # record, blackbox list|pull: recordings (docs/record.md)
     add_view_commands(commands, shared)  # view: the live view in a browser (docs/view.md)
     return parser

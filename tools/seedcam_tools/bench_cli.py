@@ -57,6 +57,14 @@ def cmd_bench_soak(args: argparse.Namespace) -> int:
     return EXIT_OK if report.passed else EXIT_FAILED
 
 
+def cmd_bench_fleet(args: argparse.Namespace) -> int:
+    from seedcam_tools.bench_fleet import format_fleet_report, run_fleet_benchmark
+
+    result = run_fleet_benchmark(args.sensors, args.fps, args.seconds, args.broker, args.qos)
+    sys.stdout.write(format_fleet_report(result))
+    return EXIT_OK
+
+
 def add_bench_commands(
     commands: argparse._SubParsersAction[argparse.ArgumentParser],
 ) -> argparse._SubParsersAction[argparse.ArgumentParser]:
@@ -98,4 +106,11 @@ def add_bench_commands(
     soak.add_argument("--json", type=Path, default=None, help="also write the report here as JSON")
     soak.add_argument("-q", "--quiet", action="store_true")
     soak.set_defaults(func=cmd_bench_soak)
+    fleet = which.add_parser("fleet", help="N sensors with MQTT bridges through one broker: messages/s, latency p95")
+    fleet.add_argument("--sensors", type=int, default=20)
+    fleet.add_argument("--fps", type=float, default=30.0)
+    fleet.add_argument("--seconds", type=float, default=10.0)
+    fleet.add_argument("--qos", type=int, choices=(0, 1), default=0, help="QoS of the results (default 0)")
+    fleet.add_argument("--broker", help="mqtt://host:port (default: a mosquitto started for the run)")
+    fleet.set_defaults(func=cmd_bench_fleet)
     return which
