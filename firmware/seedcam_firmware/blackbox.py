@@ -54,7 +54,7 @@ _HOST_WAIT_S = 10.0  #: how long a host's trigger waits for its file to be writt
 @dataclass
 class _Freeze:
     info: pb.BlackBoxFileInfo
-    entries: list[pb.BlackBoxEntry]
+    entries: list[pb.BlackBoxEntry | Result]  #: results stay typed until the writer thread encodes them
     done: threading.Event = field(default_factory=threading.Event)
     error: str = ""
 
@@ -84,7 +84,9 @@ class BlackBox:
         self._device_info = device_info
         self._boot_id = boot_id
         self._lock = threading.Lock()
-        self._ring: collections.deque[tuple[pb.BlackBoxEntry, int]] = collections.deque()
+        # (sensor time, entry, bytes): results are kept as they are (frozen dataclasses) and encoded
+        # only when a copy is frozen, so keeping them costs the frame nothing but a reference
+        self._ring: collections.deque[tuple[int, pb.BlackBoxEntry | Result, int]] = collections.deque()
         self._ring_bytes = 0
         self._files: dict[str, pb.BlackBoxFileInfo] = {}  # name -> info, oldest first
         self._memory: dict[str, bytes] = {}  # the files, when there is no blackbox.dir
@@ -138,8 +140,8 @@ class BlackBox:
                 total_size=len(jpeg),
                 data=jpeg,
             )
-            self._keep(cfg, pb.BlackBoxEntry(timestamp_us=frame.timestamp_us, thumbnail=chunk))
-        self._keep(cfg, pb.BlackBoxEntry(timestamp_us=result.capture_timestamp_us, result=codec.result_to_pb(result)))
+            self._keep(cfg, frame.timestamp_us, pb.BlackBoxEntry(timestamp_us=frame.timestamp_us, thumbnail=chunk))
+        self._keep(cfg, result.capture_timestamp_us, result)
         lost = result.lane is not None and result.lane.status is LaneStatus.LOST
         if lost and not self._lane_lost and cfg.on_lane_lost:
             self._fire(cfg, "lane_lost", f"the lane was lost at frame {result.frame_id}", result.capture_timestamp_us)
@@ -159,7 +161,7 @@ class BlackBox:
             return
         entry = pb.BlackBoxEntry(timestamp_us=health.timestamp_us)
         codec.health_to_pb(health, entry.health)
-        self._keep(cfg, entry)
+        self._keep(cfg, health.timestamp_us, entry)
         now = time.monotonic()
         errors = health.link.crc_errors
         self._crc.append((now, errors))
@@ -174,19 +176,19 @@ class BlackBox:
         """Keep a log record (one the link sends to the host)."""
         cfg = self._settings()
         if cfg.seconds > 0:
-            self._keep(cfg, pb.BlackBoxEntry(timestamp_us=record.timestamp_us, log=record))
+            self._keep(cfg, record.timestamp_us, pb.BlackBoxEntry(timestamp_us=record.timestamp_us, log=record))
 
-    def _keep(self, cfg: BlackboxConfig, entry: pb.BlackBoxEntry) -> None:
-        size = entry.ByteSize()
+    def _keep(self, cfg: BlackboxConfig, timestamp_us: int, entry: pb.BlackBoxEntry | Result) -> None:
+        size = _result_size(entry) if isinstance(entry, Result) else entry.ByteSize()
         with self._lock:
-            self._ring.append((entry, size))
+            self._ring.append((timestamp_us, entry, size))
             self._ring_bytes += size
-            horizon = entry.timestamp_us - round(cfg.seconds * 1e6)
+            horizon = timestamp_us - round(cfg.seconds * 1e6)
             ring = self._ring
             while len(ring) > 1 and (
-                ring[0][0].timestamp_us < horizon or len(ring) > cfg.max_entries or self._ring_bytes > cfg.max_bytes
+                ring[0][0] < horizon or len(ring) > cfg.max_entries or self._ring_bytes > cfg.max_bytes
             ):
-                self._ring_bytes -= ring.popleft()[1]
+                self._ring_bytes -= ring.popleft()[2]
 
     # ------------------------------------------------------------------ triggers
 
@@ -219,14 +221,14 @@ class BlackBox:
                 return None
             self._last_fired[trigger] = now
             self._sequence += 1
-            entries = [entry for entry, _ in self._ring]
+            entries = [entry for _, entry, _ in self._ring]
             info = pb.BlackBoxFileInfo(
                 name=f"bb-{self._sequence:05d}-{trigger}",
                 trigger=trigger,
                 reason=reason,
                 trigger_timestamp_us=at_us,
-                first_timestamp_us=entries[0].timestamp_us if entries else at_us,
-                results=sum(1 for entry in entries if entry.HasField("result")),
+                first_timestamp_us=self._ring[0][0] if self._ring else at_us,
+                results=sum(1 for entry in entries if isinstance(entry, Result)),
                 entries=len(entries),
                 boot_id=self._boot_id,
             )
@@ -260,7 +262,7 @@ class BlackBox:
                 job.done.set()
 
     def _write(self, job: _Freeze) -> None:
-        frozen = pb.BlackBoxFile(info=job.info, entries=job.entries)
+        frozen = pb.BlackBoxFile(info=job.info, entries=[_as_entry(entry) for entry in job.entries])
         codec.device_info_to_pb(self._device_info(), frozen.device)
         data = frozen.SerializeToString()
         info = pb.BlackBoxFileInfo()
@@ -338,3 +340,15 @@ def _read_info(path: Path) -> pb.BlackBoxFileInfo | None:
         log.warning("black box: %s names itself %r, skipped", path, info.name)
         return None
     return info
+
+
+def _result_size(result: Result) -> int:
+    """About the bytes a result takes as a ``BlackBoxEntry`` (counted against ``max_bytes``; not encoded here)."""
+    texts = sum(16 + len(line.text) + len(line.char_confidences) for line in result.text_lines)
+    return 96 + 40 * len(result.detections) + texts + 24 * len(result.classifications)
+
+
+def _as_entry(entry: pb.BlackBoxEntry | Result) -> pb.BlackBoxEntry:
+    if isinstance(entry, Result):
+        return pb.BlackBoxEntry(timestamp_us=entry.capture_timestamp_us, result=codec.result_to_pb(entry))
+    return entry
