@@ -53,7 +53,7 @@ log = logging.getLogger(__name__)
 ENTRY_POINT_GROUP = "seedcam_firmware.tasks"
 #: Names a task cannot take: the configuration's own sections and members, and ``models.dir``.
 RESERVED_NAMES = frozenset(
-    {"device", "camera", "link", "runtime", "tasks", "models", "pipeline", "updates", "dir", "section"}
+    {"device", "camera", "link", "runtime", "tasks", "models", "pipeline", "updates", "blackbox", "dir", "section"}
 )
 _NAME_RE = re.compile(r"[a-z][a-z0-9]*")
 _TARGET_RE = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_]\w*")

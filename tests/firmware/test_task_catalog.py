@@ -58,6 +58,7 @@ def test_the_config_has_the_keys_sections_and_defaults_the_catalog_names() -> No
             assert cfg.section(spec.section) == getattr(cfg, name) == spec.section()
     assert list(SECTIONS) == [
         "device", "camera", "link", "runtime", "tasks", "models", "detect", "ocr", "classify", "pipeline", "updates",
+        "blackbox",
     ]  # fmt: skip
 
 
