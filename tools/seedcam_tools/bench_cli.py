@@ -1,4 +1,4 @@
-"""``seedcam-tools bench pipeline|link|visionseed|soak``: the benchmark commands.
+"""``seedcam-tools bench pipeline|link|visionseed|soak|record|fleet``: the benchmark commands.
 
 Registered into the ``seedcam-tools`` parser by :func:`add_bench_commands`;
 ``bench push`` comes with the bundle commands (:mod:`seedcam_tools.bundle_cli`).
@@ -57,6 +57,19 @@ def cmd_bench_soak(args: argparse.Namespace) -> int:
     return EXIT_OK if report.passed else EXIT_FAILED
 
 
+def cmd_bench_record(args: argparse.Namespace) -> int:
+    from seedcam_tools.bench_record import format_record_report, run_record_benchmark  # needs seedcam[record]
+
+    note = (lambda _: None) if args.quiet else (lambda line: sys.stdout.write(line + "\n"))
+    report = run_record_benchmark(
+        minutes=args.minutes, fps=args.fps, preview_fps=args.preview_fps, out_json=args.json, note=note
+    )
+    sys.stdout.write(format_record_report(report) + "\n")
+    if args.json and not args.quiet:
+        sys.stdout.write(f"wrote {args.json}\n")
+    return EXIT_OK if report["passed"] else EXIT_FAILED
+
+
 def cmd_bench_fleet(args: argparse.Namespace) -> int:
     from seedcam_tools.bench_fleet import format_fleet_report, run_fleet_benchmark
 
@@ -106,6 +119,15 @@ def add_bench_commands(
     soak.add_argument("--json", type=Path, default=None, help="also write the report here as JSON")
     soak.add_argument("-q", "--quiet", action="store_true")
     soak.set_defaults(func=cmd_bench_soak)
+    record = which.add_parser(
+        "record", help="the SDK recorder on the emulated board for minutes; the file read back (exit 1 on a miss)"
+    )
+    record.add_argument("--minutes", type=float, default=10.0, help="length of the recording (default 10)")
+    record.add_argument("--fps", type=float, default=30.0)
+    record.add_argument("--preview-fps", type=float, default=5.0, help="preview JPEGs a second (default 5)")
+    record.add_argument("--json", type=Path, default=None, help="also write the report here as JSON")
+    record.add_argument("-q", "--quiet", action="store_true")
+    record.set_defaults(func=cmd_bench_record)
     fleet = which.add_parser("fleet", help="N sensors with MQTT bridges through one broker: messages/s, latency p95")
     fleet.add_argument("--sensors", type=int, default=20)
     fleet.add_argument("--fps", type=float, default=30.0)

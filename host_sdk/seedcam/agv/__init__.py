@@ -20,6 +20,7 @@ the firmware package (``seedcam_firmware.agv_sim``, ``seedcam agv-sim``).
 
 from __future__ import annotations
 
+from seedcam.agv.blackbox_trigger import WatchdogBlackBox
 from seedcam.agv.clock import SensorClock
 from seedcam.agv.config import AgvConfig, DriveCommand
 from seedcam.agv.controller import AgvController, ControllerStats
@@ -49,6 +50,7 @@ __all__ = [
     "SpeedPolicy",
     "Telemetry",
     "Watchdog",
+    "WatchdogBlackBox",
     "predict_lane",
     "sign_distance",
 ]

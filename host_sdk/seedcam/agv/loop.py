@@ -8,6 +8,7 @@ import time
 from collections.abc import Callable
 from typing import Protocol
 
+from seedcam.agv.blackbox_trigger import WatchdogBlackBox, for_sensor
 from seedcam.agv.config import DriveCommand
 from seedcam.agv.controller import AgvController
 from seedcam.agv.motor import Motor
@@ -32,6 +33,11 @@ class ControlLoop:
     but never past the watchdog's deadline, so a silent link stops the car on
     time whatever the rate.
 
+    When the sensor has a black box (:meth:`seedcam.Sensor.blackbox_trigger`), each
+    watchdog trip asks it to freeze the seconds before the trip, once per trip, from a
+    thread of its own (:class:`~seedcam.agv.blackbox_trigger.WatchdogBlackBox`); a
+    sensor without one is logged once and left alone.
+
     Args:
         sensor: where results come from (a :class:`seedcam.Sensor`).
         motor: where commands go.
@@ -39,6 +45,10 @@ class ControlLoop:
         rate_hz: ticks per second.
         max_loops: stop after this many ticks (None: until :meth:`request_stop`).
         on_command: called with ``(now, command)`` after each command is sent (logging, tests).
+        blackbox_on_watchdog: freeze the sensor's black box on each watchdog trip.
+
+    Attributes:
+        blackbox: the watchdog's black-box trigger (None: off, or the sensor has no black box).
     """
 
     def __init__(
@@ -50,6 +60,7 @@ class ControlLoop:
         rate_hz: float = 50.0,
         max_loops: int | None = None,
         on_command: Callable[[float, DriveCommand], None] | None = None,
+        blackbox_on_watchdog: bool = True,
     ) -> None:
         if rate_hz <= 0:
             raise ValueError("rate_hz must be > 0")
@@ -60,6 +71,7 @@ class ControlLoop:
         self.max_loops = max_loops
         self.on_command = on_command
         self.loops = 0
+        self.blackbox: WatchdogBlackBox | None = for_sensor(sensor) if blackbox_on_watchdog else None
         self._stop = threading.Event()
 
     def request_stop(self) -> None:
@@ -96,6 +108,8 @@ class ControlLoop:
                 self._drive(now)
         finally:
             self._safe_stop()
+            if self.blackbox is not None:
+                self.blackbox.close()
         return self.loops
 
     def _drive(self, now: float) -> None:
@@ -103,6 +117,8 @@ class ControlLoop:
         self.motor.drive(command)
         if self.on_command is not None:
             self.on_command(now, command)
+        if self.blackbox is not None:  # a queue put at most: the call runs on the trigger's thread
+            self.blackbox.check(self.controller.watchdog.trips, self.controller.config.watchdog_timeout_s)
 
     def _safe_stop(self) -> None:
         try:

@@ -79,6 +79,7 @@ class RecorderStats:
     bytes_written: int
     seconds: float  #: since the recording started
     error: str  #: why writing stopped (a full disk...), empty while all is well
+    queue_high_water: int = 0  #: the most messages that waited for the writer thread at once (of 20 000)
 
 
 class _Clock:
@@ -115,6 +116,7 @@ class Recorder:
         self._thread: threading.Thread | None = None
         self._counts = {topics.RESULT: 0, topics.HEALTH: 0, topics.LOG: 0, topics.PREVIEW: 0}
         self._dropped = 0
+        self._high_water = 0
         self._recent: collections.OrderedDict[int, Result] = collections.OrderedDict()  # writer thread
         self._unmatched: collections.OrderedDict[int, tuple[PreviewFrame, int]] = collections.OrderedDict()
         self._error = ""
@@ -123,6 +125,11 @@ class Recorder:
     @property
     def path(self) -> str:
         return str(self._writer.path)
+
+    @property
+    def queue_capacity(self) -> int:
+        """How many messages may wait for the writer thread before the recorder drops (and counts)."""
+        return self._queue.maxsize
 
     @property
     def stats(self) -> RecorderStats:
@@ -137,6 +144,7 @@ class Recorder:
             bytes_written=self._writer.bytes_written,
             seconds=time.monotonic() - self._clock.monotonic,
             error=self._error,
+            queue_high_water=self._high_water,
         )
 
     def start(self) -> Recorder:
@@ -251,6 +259,10 @@ class Recorder:
             self._queue.put_nowait((topic, value, log_time_ns, publish_time_ns))
         except queue.Full:
             self._dropped += 1
+            return
+        waiting = self._queue.qsize()
+        if waiting > self._high_water:
+            self._high_water = waiting
 
     # ------------------------------------------------------------------ writer thread
 
