@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 from typing import TextIO
 
-from seedcam._cli_common import EXIT_OK, EXIT_USER, CliError
+from seedcam._cli_common import EXIT_INTERRUPTED, EXIT_USER, CliError
 from seedcam._cli_port import open_sensor
 from seedcam.errors import CatalogError
 
@@ -55,8 +55,8 @@ def cmd_view(args: argparse.Namespace, out: TextIO) -> int:
         what = f"{info.board} {info.serial_number}" if info else sensor.url
         out.write(f"seedcam view of {what} on {server.url}" + (" (read-only)" if args.read_only else "") + "\n")
         out.flush()
-        server.run()
-    return EXIT_OK
+        server.run()  # until a signal: uvicorn handles SIGINT/SIGTERM itself and returns
+    return EXIT_INTERRUPTED  # also where the caller ignores SIGINT (uvicorn then re-raises nothing)
 
 
 def add_view_commands(

@@ -27,6 +27,7 @@ def _start_view(link: str, *options: str) -> tuple[subprocess.Popen[str], str]:
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # a Ctrl-C as in a terminal, even under CI
     )
     lines: queue.Queue[str] = queue.Queue()
 
