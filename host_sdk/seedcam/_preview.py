@@ -20,6 +20,7 @@ from collections.abc import Callable
 from seedcam._callbacks import Callbacks
 from seedcam._proto import seedcam_pb2 as pb
 from seedcam.errors import LinkBroken, SensorError
+from seedcam.protocol import codec
 from seedcam.types import PreviewFrame, PreviewSettings
 
 __all__ = ["DEFAULT_LEASE_S", "PreviewClient", "PreviewCounts"]
@@ -89,7 +90,7 @@ class PreviewClient:
             if self._renewer is None:
                 self._renewer = threading.Thread(target=self._renew_loop, name="seedcam-preview-lease", daemon=True)
                 self._renewer.start()
-        return settings_from_pb(answer)
+        return codec.preview_settings_from_pb(answer)
 
     def stop(self, timeout: float | None) -> None:
         """Stop renewing and tell the device to stop the stream.
@@ -160,17 +161,3 @@ class PreviewClient:
             except SensorError as exc:  # the link is down or busy: the next renewal tries again
                 self.counts.renewals_failed += 1
                 log.debug("preview lease renewal failed: %s", exc)
-
-
-def settings_from_pb(message: pb.PreviewSettings) -> PreviewSettings:
-    """The typed form of a device's answer to a preview request."""
-    return PreviewSettings(
-        fps=round(message.fps, 3),
-        quality=message.quality,
-        max_width=message.max_width,
-        line_limited=message.line_limited,
-        message=message.message,
-        lease_s=round(message.lease_s, 3),
-        width=message.width,
-        height=message.height,
-    )

@@ -15,11 +15,10 @@ from typing import TYPE_CHECKING
 from seedcam import blackbox
 from seedcam._preview import PreviewClient
 from seedcam._proto import seedcam_pb2 as pb
-from seedcam.blackbox import BlackBoxFileInfo
 from seedcam.errors import ProtocolError, SensorTimeout
 from seedcam.protocol import codec
 from seedcam.protocol.framing import Frame
-from seedcam.types import PreviewFrame, PreviewSettings, Snapshot
+from seedcam.types import BlackBoxFileInfo, PreviewFrame, PreviewSettings, Snapshot
 
 __all__ = ["MediaCalls"]
 
@@ -128,7 +127,7 @@ class MediaCalls:
             RpcError: ``UNSUPPORTED`` from a firmware without a black box.
         """
         response = self._call(pb.Request(blackbox_list=pb.BlackBoxListRequest()), timeout)
-        return tuple(blackbox.info_from_pb(info) for info in response.blackbox_list.files)
+        return tuple(codec.blackbox_file_info_from_pb(info) for info in response.blackbox_list.files)
 
     def blackbox_pull(
         self,
@@ -163,4 +162,4 @@ class MediaCalls:
                 ``UNAVAILABLE`` while it is still writing earlier files.
         """
         response = self._call(pb.Request(blackbox_trigger=pb.BlackBoxTriggerRequest(reason=reason)), timeout)
-        return blackbox.info_from_pb(response.blackbox_file)
+        return codec.blackbox_file_info_from_pb(response.blackbox_file)

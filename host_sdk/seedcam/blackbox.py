@@ -24,16 +24,15 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from google.protobuf.message import DecodeError
 
 from seedcam._proto import seedcam_pb2 as pb
 from seedcam.errors import ProtocolError
 from seedcam.protocol import codec
-from seedcam.types import PreviewFrame
+from seedcam.types import BlackBoxFileInfo, PreviewFrame
 
-__all__ = ["BLACKBOX_TOPIC", "BlackBoxFileInfo", "Progress", "info_from_pb", "parse_file", "pull_bytes", "write_mcap"]
+__all__ = ["BLACKBOX_TOPIC", "Progress", "parse_file", "pull_bytes", "write_mcap"]
 
 log = logging.getLogger(__name__)
 
@@ -44,53 +43,6 @@ BLACKBOX_TOPIC = "/seedcam/blackbox"
 Progress = Callable[[int, int], None]
 #: sends a request and returns the OK response (``Sensor._call``)
 Call = Callable[[pb.Request, float | None], pb.Response]
-
-
-@dataclass(frozen=True)
-class BlackBoxFileInfo:
-    """One frozen black-box file on the sensor.
-
-    Attributes:
-        name: its name (what :meth:`seedcam.Sensor.blackbox_pull` takes).
-        trigger: what froze it: ``lane_lost``, ``label``, ``crc_burst`` or ``host``.
-        reason: the same in words (a host's trigger: its reason).
-        trigger_timestamp_us: when, on the sensor's clock.
-        first_timestamp_us: its oldest entry's time, on the sensor's clock.
-        size: its size in bytes (what a pull transfers).
-        results: results it holds.
-        entries: entries it holds (results, health reports, log records, thumbnails).
-        boot_id: the boot of the sensor that froze it.
-    """
-
-    name: str
-    trigger: str
-    reason: str
-    trigger_timestamp_us: int
-    first_timestamp_us: int
-    size: int
-    results: int
-    entries: int
-    boot_id: str
-
-    @property
-    def seconds(self) -> float:
-        """The span it holds before its trigger."""
-        return max(0, self.trigger_timestamp_us - self.first_timestamp_us) / 1e6
-
-
-def info_from_pb(message: pb.BlackBoxFileInfo) -> BlackBoxFileInfo:
-    """The dataclass of a wire message."""
-    return BlackBoxFileInfo(
-        name=message.name,
-        trigger=message.trigger,
-        reason=message.reason,
-        trigger_timestamp_us=message.trigger_timestamp_us,
-        first_timestamp_us=message.first_timestamp_us,
-        size=message.size,
-        results=message.results,
-        entries=message.entries,
-        boot_id=message.boot_id,
-    )
 
 
 def pull_bytes(call: Call, name: str, *, progress: Progress | None = None, timeout: float | None = None) -> bytes:
@@ -187,4 +139,4 @@ def write_mcap(data: bytes, path: str | os.PathLike[str]) -> BlackBoxFileInfo:
                 writer.write(topics.PREVIEW_IMAGE, foxglove.compressed_image(frame), at_ns, at_ns)
                 thumbnails[chunk.frame_id] = frame
     log.info("black box %s written to %s: %d entries", info.name, path, len(frozen.entries))
-    return info_from_pb(info)
+    return codec.blackbox_file_info_from_pb(info)

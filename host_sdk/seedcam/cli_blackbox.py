@@ -16,7 +16,7 @@ from typing import Any, TextIO
 
 from seedcam._cli_common import EXIT_OK, CliError, write_json
 from seedcam._cli_port import open_sensor
-from seedcam.blackbox import BlackBoxFileInfo
+from seedcam.types import BlackBoxFileInfo
 
 __all__ = ["add_blackbox_commands", "cmd_blackbox_list", "cmd_blackbox_pull", "cmd_blackbox_trigger"]
 

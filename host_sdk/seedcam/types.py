@@ -24,6 +24,7 @@ __all__ = [
     "TaskList",
     "PreviewFrame",
     "PreviewSettings",
+    "BlackBoxFileInfo",
 ]
 
 
@@ -327,3 +328,35 @@ class PreviewSettings:
     lease_s: float = 0.0
     width: int = 0
     height: int = 0
+
+
+@dataclass(frozen=True)
+class BlackBoxFileInfo:
+    """One frozen black-box file on the sensor.
+
+    Attributes:
+        name: its name (what :meth:`seedcam.Sensor.blackbox_pull` takes).
+        trigger: what froze it: ``lane_lost``, ``label``, ``crc_burst`` or ``host``.
+        reason: the same in words (a host's trigger: its reason).
+        trigger_timestamp_us: when, on the sensor's clock.
+        first_timestamp_us: its oldest entry's time, on the sensor's clock.
+        size: its size in bytes (what a pull transfers).
+        results: results it holds.
+        entries: entries it holds (results, health reports, log records, thumbnails).
+        boot_id: the boot of the sensor that froze it.
+    """
+
+    name: str
+    trigger: str
+    reason: str
+    trigger_timestamp_us: int
+    first_timestamp_us: int
+    size: int
+    results: int
+    entries: int
+    boot_id: str
+
+    @property
+    def seconds(self) -> float:
+        """The span it holds before its trigger."""
+        return max(0, self.trigger_timestamp_us - self.first_timestamp_us) / 1e6

@@ -15,11 +15,10 @@ import seedcam
 from seedcam._proto import seedcam_pb2 as pb
 from seedcam.agv import AgvController, ControlLoop, DriveCommand, Motor
 from seedcam.agv.blackbox_trigger import WatchdogBlackBox
-from seedcam.blackbox import BlackBoxFileInfo
 from seedcam.errors import RpcError
 from seedcam.protocol import codec
 from seedcam.recording import RecordingWriter, topics
-from seedcam.types import LaneState, LaneStatus, Result
+from seedcam.types import BlackBoxFileInfo, LaneState, LaneStatus, Result
 
 FPS = 30
 

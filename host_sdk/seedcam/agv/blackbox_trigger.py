@@ -22,7 +22,7 @@ from seedcam._proto import seedcam_pb2 as pb
 from seedcam.errors import RpcError, SensorError
 
 if TYPE_CHECKING:
-    from seedcam.blackbox import BlackBoxFileInfo
+    from seedcam.types import BlackBoxFileInfo
 
 __all__ = ["BlackBoxSensor", "WatchdogBlackBox", "for_sensor"]
 

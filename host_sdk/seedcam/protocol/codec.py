@@ -26,6 +26,7 @@ from seedcam.errors import ProtocolError
 from seedcam.protocol.compact import ResultDictionary
 from seedcam.protocol.framing import LinkCounters
 from seedcam.types import (
+    BlackBoxFileInfo,
     Box,
     Classification,
     ConfigValue,
@@ -36,6 +37,7 @@ from seedcam.types import (
     LaneStatus,
     LinkStats,
     ModelInfo,
+    PreviewSettings,
     Result,
     Snapshot,
     TaskList,
@@ -56,6 +58,8 @@ __all__ = [
     "result_dictionary_from_pb",
     "model_info_to_pb",
     "model_info_from_pb",
+    "preview_settings_from_pb",
+    "blackbox_file_info_from_pb",
     "model_list_to_pb",
     "model_list_from_pb",
     "device_info_to_pb",
@@ -481,4 +485,33 @@ def slot_groups_from_pb(message: pb.SlotList) -> tuple[SlotGroup, ...]:
             running=g.running,
         )
         for g in message.groups
+    )
+
+
+def preview_settings_from_pb(message: pb.PreviewSettings) -> PreviewSettings:
+    """The typed form of a device's answer to a preview request."""
+    return PreviewSettings(
+        fps=round(message.fps, 3),
+        quality=message.quality,
+        max_width=message.max_width,
+        line_limited=message.line_limited,
+        message=message.message,
+        lease_s=round(message.lease_s, 3),
+        width=message.width,
+        height=message.height,
+    )
+
+
+def blackbox_file_info_from_pb(message: pb.BlackBoxFileInfo) -> BlackBoxFileInfo:
+    """The typed form of a black-box file's info."""
+    return BlackBoxFileInfo(
+        name=message.name,
+        trigger=message.trigger,
+        reason=message.reason,
+        trigger_timestamp_us=message.trigger_timestamp_us,
+        first_timestamp_us=message.first_timestamp_us,
+        size=message.size,
+        results=message.results,
+        entries=message.entries,
+        boot_id=message.boot_id,
     )
