@@ -4,7 +4,6 @@ re-signing an altered index, and an https server with a CA made in the test.
 
 from __future__ import annotations
 
-import datetime
 import functools
 import http.server
 import json
@@ -16,6 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from helpers import MODELS
+from tls_certs import make_test_certificates
 
 from seedcam.catalog import INDEX_FILE, SIGNATURE_SUFFIX, sign_catalog_bytes
 from seedcam_tools.bundles import KeyPair
@@ -46,56 +46,6 @@ def resign_index(
     (catalog / (INDEX_FILE + SIGNATURE_SUFFIX)).write_bytes(sign_catalog_bytes(data, key.private))
 
 
-def _certificates(folder: Path) -> tuple[Path, Path, Path]:
-    """A CA and a server certificate for 127.0.0.1 signed by it: (ca.pem, server.pem, server.key)."""
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import NameOID
-
-    now = datetime.datetime.now(datetime.UTC)
-    ca_key = ec.generate_private_key(ec.SECP256R1())
-    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "seedcam test CA")])
-    ca = (
-        x509.CertificateBuilder()
-        .subject_name(ca_name)
-        .issuer_name(ca_name)
-        .public_key(ca_key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5))
-        .not_valid_after(now + datetime.timedelta(days=1))
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .add_extension(
-            x509.KeyUsage(False, False, False, False, False, True, True, False, False), critical=True
-        )  # key_cert_sign, crl_sign
-        .add_extension(x509.SubjectKeyIdentifier.from_public_key(ca_key.public_key()), critical=False)
-        .sign(ca_key, hashes.SHA256())
-    )
-    key = ec.generate_private_key(ec.SECP256R1())
-    import ipaddress
-
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")]))
-        .issuer_name(ca_name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5))
-        .not_valid_after(now + datetime.timedelta(days=1))
-        .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
-        .add_extension(x509.ExtendedKeyUsage([x509.oid.ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
-        .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()), critical=False)
-        .sign(ca_key, hashes.SHA256())
-    )
-    ca_pem, cert_pem, key_pem = folder / "ca.pem", folder / "server.pem", folder / "server.key"
-    ca_pem.write_bytes(ca.public_bytes(serialization.Encoding.PEM))
-    cert_pem.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    key_pem.write_bytes(
-        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
-    )
-    return ca_pem, cert_pem, key_pem
-
-
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
     def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the base class's name
         pass
@@ -104,7 +54,7 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
 @contextmanager
 def tls_catalog_server(catalog: Path, certs: Path) -> Iterator[tuple[str, Path]]:
     """Serve ``catalog`` over https on 127.0.0.1; yields (the catalog's URL, the CA's PEM file)."""
-    ca_pem, cert_pem, key_pem = _certificates(certs)
+    ca_pem, cert_pem, key_pem = make_test_certificates(certs)
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(cert_pem, key_pem)
     handler = functools.partial(_QuietHandler, directory=str(catalog))

@@ -9,14 +9,14 @@ service is never involved; ``scripts/mosquitto-deps.sh`` installs the binaries.
 
 from __future__ import annotations
 
-import datetime
-import ipaddress
 import shutil
 import signal
 import socket
 import subprocess
 import time
 from pathlib import Path
+
+from tls_certs import make_test_certificates
 
 __all__ = ["PASSWORD", "USERNAME", "Mosquitto", "free_port", "mosquitto_missing"]
 
@@ -44,53 +44,6 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _make_certificates(folder: Path) -> tuple[Path, Path, Path]:
-    """A CA and a server certificate for 127.0.0.1/localhost signed by it: (ca.pem, server.pem, server.key)."""
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import NameOID
-
-    now = datetime.datetime.now(datetime.UTC)
-    ca_key = ec.generate_private_key(ec.SECP256R1())
-    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "seedcam fleet test CA")])
-    ca = (
-        x509.CertificateBuilder()
-        .subject_name(ca_name)
-        .issuer_name(ca_name)
-        .public_key(ca_key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5))
-        .not_valid_after(now + datetime.timedelta(days=1))
-        .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
-        .add_extension(x509.KeyUsage(False, False, False, False, False, True, True, False, False), critical=True)
-        .sign(ca_key, hashes.SHA256())
-    )
-    key = ec.generate_private_key(ec.SECP256R1())
-    server = (
-        x509.CertificateBuilder()
-        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")]))
-        .issuer_name(ca_name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5))
-        .not_valid_after(now + datetime.timedelta(days=1))
-        .add_extension(
-            x509.SubjectAlternativeName([x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
-            critical=False,
-        )
-        .add_extension(x509.ExtendedKeyUsage([x509.oid.ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
-        .sign(ca_key, hashes.SHA256())
-    )
-    ca_pem, cert_pem, key_pem = folder / "ca.pem", folder / "server.pem", folder / "server.key"
-    ca_pem.write_bytes(ca.public_bytes(serialization.Encoding.PEM))
-    cert_pem.write_bytes(server.public_bytes(serialization.Encoding.PEM))
-    key_pem.write_bytes(
-        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
-    )
-    return ca_pem, cert_pem, key_pem
-
-
 class Mosquitto:
     """One mosquitto process with the three listeners; :meth:`restart` keeps the ports.
 
@@ -103,7 +56,7 @@ class Mosquitto:
         self.folder = folder
         folder.mkdir(parents=True, exist_ok=True)
         self.plain_port, self.auth_port, self.tls_port = free_port(), free_port(), free_port()
-        self.ca_file, cert, key = _make_certificates(folder)
+        self.ca_file, cert, key = make_test_certificates(folder, "seedcam fleet test CA")
         passwords = folder / "passwords"
         passwords.write_text("")
         subprocess.run(
