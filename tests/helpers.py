@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from seedcam.agv import DriveCommand, Motor
+
 __all__ = ["MODELS", "REPO", "WAIT_S", "run_firmware_cli", "wait_until", "wait_until_inside"]
 
 REPO = Path(__file__).resolve().parents[1]
@@ -56,3 +58,16 @@ def run_firmware_cli(*args: str, timeout: float = 60.0, cwd: Path | None = None)
         timeout=timeout,
         cwd=cwd,
     )
+
+
+class RecordingMotor(Motor):
+    """A motor that keeps every command it is given, with the time (``stop`` arrives as a "stop" command)."""
+
+    def __init__(self) -> None:
+        self.commands: list[tuple[float, DriveCommand]] = []
+
+    def drive(self, command: DriveCommand) -> None:
+        self.commands.append((time.monotonic(), command))
+
+    def close(self) -> None:
+        pass

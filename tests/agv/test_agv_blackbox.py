@@ -9,11 +9,11 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import wait_until
+from helpers import RecordingMotor, wait_until
 
 import seedcam
 from seedcam._proto import seedcam_pb2 as pb
-from seedcam.agv import AgvController, ControlLoop, DriveCommand, Motor
+from seedcam.agv import AgvController, ControlLoop
 from seedcam.agv.blackbox_trigger import WatchdogBlackBox
 from seedcam.errors import RpcError
 from seedcam.protocol import codec
@@ -28,22 +28,6 @@ def _result(fid: int) -> Result:
     lane = LaneState(LaneStatus.OK, 0.0, 0.0, 0.0, 1.0, 1.0, 0.8, 0.45)
     return Result(frame_id=fid, capture_timestamp_us=round(now * 1e6), lane=lane, frame_width=320,
                   frame_height=240, send_timestamp_us=round(now * 1e6), received_monotonic=now)  # fmt: skip
-
-
-class CommandLog(Motor):
-    """Keeps every command with its time."""
-
-    def __init__(self) -> None:
-        self.commands: list[tuple[float, DriveCommand]] = []
-
-    def drive(self, command: DriveCommand) -> None:
-        self.commands.append((time.monotonic(), command))
-
-    def stop(self) -> None:
-        self.drive(DriveCommand(0.0, 0.0, "stop"))
-
-    def close(self) -> None:
-        pass
 
 
 class BlackBoxQueueSensor:
@@ -79,7 +63,7 @@ def _drive_then_fall_silent(sensor: BlackBoxQueueSensor, loop: ControlLoop, firs
 
 
 def test_each_watchdog_trip_freezes_the_black_box_once_and_a_slow_answer_never_holds_up_the_loop() -> None:
-    sensor, motor = BlackBoxQueueSensor(), CommandLog()
+    sensor, motor = BlackBoxQueueSensor(), RecordingMotor()
     loop = ControlLoop(sensor, motor, AgvController(), rate_hz=50)
     runner = threading.Thread(target=loop.run, kwargs={"duration_s": 20.0})
     runner.start()
@@ -108,7 +92,7 @@ def test_each_watchdog_trip_freezes_the_black_box_once_and_a_slow_answer_never_h
 
 def test_a_sensor_without_a_black_box_is_logged_once_and_not_asked_again(caplog: pytest.LogCaptureFixture) -> None:
     refusal = RpcError("UNSUPPORTED", pb.STATUS_UNSUPPORTED, "unknown request")
-    sensor, motor = BlackBoxQueueSensor(refuse=refusal), CommandLog()
+    sensor, motor = BlackBoxQueueSensor(refuse=refusal), RecordingMotor()
     loop = ControlLoop(sensor, motor, AgvController(), rate_hz=50)
     runner = threading.Thread(target=loop.run, kwargs={"duration_s": 20.0})
     caplog.set_level(logging.INFO, logger="seedcam.agv.blackbox_trigger")
@@ -155,11 +139,12 @@ def test_a_replay_answers_unavailable_which_is_logged_once(tmp_path: Path, caplo
 
 def test_a_loop_told_not_to_or_a_sensor_without_the_call_gets_no_trigger() -> None:
     assert (
-        ControlLoop(BlackBoxQueueSensor(), CommandLog(), AgvController(), blackbox_on_watchdog=False).blackbox is None
+        ControlLoop(BlackBoxQueueSensor(), RecordingMotor(), AgvController(), blackbox_on_watchdog=False).blackbox
+        is None
     )
 
     class ResultsOnly:
         def recv(self, timeout: float | None = None) -> Result | None:
             return None
 
-    assert ControlLoop(ResultsOnly(), CommandLog(), AgvController()).blackbox is None
+    assert ControlLoop(ResultsOnly(), RecordingMotor(), AgvController()).blackbox is None

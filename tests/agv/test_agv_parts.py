@@ -8,6 +8,7 @@ import threading
 import time
 
 import pytest
+from helpers import RecordingMotor
 
 from seedcam.agv import (
     AgvConfig,
@@ -16,7 +17,6 @@ from seedcam.agv import (
     DriveCommand,
     LaneKeeper,
     MotionHistory,
-    Motor,
     SensorClock,
     SignPolicy,
     Watchdog,
@@ -255,17 +255,6 @@ def test_lane_lost_with_the_sensor_alive_coasts_at_most_half_a_metre_then_stops(
     assert commands[-1].speed_mps == 0.0 and commands[-1].reason == "lane_lost"
     assert ctl.watchdog.trips == 0  # the sensor was alive all along
     assert ctl.stats.coast_stops == 1
-
-
-class RecordingMotor(Motor):
-    def __init__(self) -> None:
-        self.commands: list[tuple[float, DriveCommand]] = []
-
-    def drive(self, command: DriveCommand) -> None:
-        self.commands.append((time.monotonic(), command))
-
-    def close(self) -> None:
-        pass
 
 
 class QueueSensor:

@@ -10,32 +10,17 @@ from __future__ import annotations
 import os
 import signal
 import threading
-import time
 from pathlib import Path
 
 import pytest
-from helpers import wait_until
+from helpers import RecordingMotor, wait_until
 
 import seedcam
-from seedcam.agv import AgvController, ControlLoop, DriveCommand, Motor, SensorClock
+from seedcam.agv import AgvController, ControlLoop, SensorClock
 
 pytestmark = pytest.mark.e2e
 
 SCENE = "offset_m = 0.02\nheading_rad = 0.02\ncurvature_per_m = 0.1\nnoise_sigma = 0.01\n"
-
-
-class CommandLog(Motor):
-    def __init__(self) -> None:
-        self.commands: list[tuple[float, DriveCommand]] = []
-
-    def drive(self, command: DriveCommand) -> None:
-        self.commands.append((time.monotonic(), command))
-
-    def stop(self) -> None:
-        self.drive(DriveCommand(0.0, 0.0, "stop"))
-
-    def close(self) -> None:
-        pass
 
 
 def test_a_watchdog_trip_on_a_stalled_board_freezes_its_black_box_with_the_reason(
@@ -51,7 +36,7 @@ def test_a_watchdog_trip_on_a_stalled_board_freezes_its_black_box_with_the_reaso
     )
     board = firmware_factory("--config", str(config))
     assert board.proc is not None
-    motor = CommandLog()
+    motor = RecordingMotor()
     with seedcam.open(board.link, timeout=10) as sensor:
         loop = ControlLoop(sensor, motor, AgvController(clock=SensorClock(0.0)), rate_hz=50)
         runner = threading.Thread(target=loop.run, kwargs={"duration_s": 60.0})
