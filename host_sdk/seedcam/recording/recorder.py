@@ -30,7 +30,7 @@ from typing import Any, Protocol
 from google.protobuf.message import Message
 
 from seedcam._proto import seedcam_pb2 as pb
-from seedcam.errors import ProtocolError, RecordingError, SensorError
+from seedcam.errors import ProtocolError, RecordingError, RpcError, SensorError
 from seedcam.protocol import codec
 from seedcam.protocol.framing import PROTOCOL_VERSION, Channel, Frame
 from seedcam.recording import foxglove, topics
@@ -217,6 +217,8 @@ class Recorder:
         request = pb.Request(info=pb.InfoRequest(host_protocol_version=PROTOCOL_VERSION))
         frame = self.sensor.session.call(Channel.CONTROL, request.SerializeToString(), what="info")
         response = codec.parse(pb.Response, frame.payload)
+        if response.status != pb.STATUS_OK:  # as Sensor's calls do: never record an empty device
+            raise RpcError(codec.status_name(response.status), response.status, response.message)
         return response.info
 
     def _on_result(self, result: Result) -> None:

@@ -87,7 +87,6 @@ class ReplayDevice:
         self._timeline = [_Entry((m.log_time_ns - first) / 1e9, m.topic, m.message) for m in messages[1:]]
         self.truncated = reader.truncated
         self._info = infos[0]
-        self._first_info = infos[0]
         span = self._timeline[-1].at_s if self._timeline else 0.0
         self._pass_s = span + 0.05  # a pass of a loop: the recording plus a frame's gap
         results = [e.message for e in self._timeline if isinstance(e.message, pb.Result)]
@@ -110,7 +109,6 @@ class ReplayDevice:
         self._preview_fps = (len(times) - 1) / span_s if span_s > 0 else 0.0
         self._preview_size = (previews[0].width, previews[0].height) if previews else (0, 0)
         self._preview_until: float | None = None  # the host's lease on the preview stream ends then
-        self.previews_sent = 0
 
     @property
     def started(self) -> bool:
@@ -231,7 +229,6 @@ class ReplayDevice:
             chunk.offset, chunk.total_size = offset, size
             chunk.data = recorded.data[offset : offset + piece_size]
             out += self._status(pb.StatusEvent(preview=chunk))
-        self.previews_sent += 1
         return bytes(out)
 
     def _emit(self, entry: _Entry, now: float) -> bytes:

@@ -81,7 +81,6 @@ class RecordingWriter:
         self._closed = False
         self._size_at_close = 0
         self.messages = 0  #: messages written so far
-        self.chunks_flushed = 0
         self._pending: dict[str, int] = {}
         self.on_disk: dict[str, int] = {}  #: topic -> messages in complete chunks handed to the OS
         try:
@@ -190,7 +189,6 @@ class RecordingWriter:
         self._sync()
         self.on_disk = dict(self._pending)
         self._last_flush = time.monotonic()
-        self.chunks_flushed += 1
 
     def _sync(self) -> None:
         if self._fsync:

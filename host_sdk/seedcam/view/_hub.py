@@ -103,7 +103,6 @@ class ViewHub:
         self._started = time.monotonic()
         self._unsubscribe: list[Callable[[], None]] = []
         self._tasks: list[asyncio.Task[None]] = []
-        self.frames_paired = 0
         self.connection = "connected"
 
     # ------------------------------------------------------------------ lifecycle (event loop)
@@ -193,7 +192,6 @@ class ViewHub:
     def _send_pair(self, result: Result, preview: PreviewFrame) -> None:
         with self._lock:
             self._frames.tick(time.monotonic())
-            self.frames_paired += 1
         header = {
             "type": "frame",
             "frame_id": preview.frame_id,
