@@ -29,6 +29,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import cv2
+import numpy as np
+
 from seedcam._proto import seedcam_pb2 as pb
 from seedcam.protocol import codec
 from seedcam.types import DeviceInfo, Health, LaneStatus, Result
@@ -51,10 +54,23 @@ _MAX_REASON = 200
 _HOST_WAIT_S = 10.0  #: how long a host's trigger waits for its file to be written
 
 
+@dataclass(frozen=True)
+class _Thumbnail:
+    """A frame scaled down for the black box, not yet JPEG-encoded."""
+
+    frame_id: int
+    timestamp_us: int
+    image: np.ndarray
+
+
+#: what the ring keeps: a wire entry (health, log), or a result or thumbnail encoded only when frozen
+_Kept = pb.BlackBoxEntry | Result | _Thumbnail
+
+
 @dataclass
 class _Freeze:
     info: pb.BlackBoxFileInfo
-    entries: list[pb.BlackBoxEntry | Result]  #: results stay typed until the writer thread encodes them
+    entries: list[_Kept]  #: results and thumbnails stay as they are until the writer thread encodes them
     done: threading.Event = field(default_factory=threading.Event)
     error: str = ""
 
@@ -86,7 +102,7 @@ class BlackBox:
         self._lock = threading.Lock()
         # (sensor time, entry, bytes): results are kept as they are (frozen dataclasses) and encoded
         # only when a copy is frozen, so keeping them costs the frame nothing but a reference
-        self._ring: collections.deque[tuple[int, pb.BlackBoxEntry | Result, int]] = collections.deque()
+        self._ring: collections.deque[tuple[int, _Kept, int]] = collections.deque()
         self._ring_bytes = 0
         self._files: dict[str, pb.BlackBoxFileInfo] = {}  # name -> info, oldest first
         self._memory: dict[str, bytes] = {}  # the files, when there is no blackbox.dir
@@ -131,16 +147,9 @@ class BlackBox:
         now = time.monotonic()
         if frame is not None and cfg.thumbnail_fps > 0 and now - self._last_thumbnail >= 1.0 / cfg.thumbnail_fps:
             self._last_thumbnail = now
-            jpeg, width, height = encode(frame.image, _THUMBNAIL_QUALITY, cfg.thumbnail_width)
-            chunk = pb.PreviewChunk(
-                frame_id=frame.frame_id,
-                capture_timestamp_us=frame.timestamp_us,
-                width=width,
-                height=height,
-                total_size=len(jpeg),
-                data=jpeg,
-            )
-            self._keep(cfg, frame.timestamp_us, pb.BlackBoxEntry(timestamp_us=frame.timestamp_us, thumbnail=chunk))
+            # only scaled down here, on the send thread; JPEG-encoded by the writer when a copy is frozen
+            small = _scaled(frame.image, cfg.thumbnail_width)
+            self._keep(cfg, frame.timestamp_us, _Thumbnail(frame.frame_id, frame.timestamp_us, small))
         self._keep(cfg, result.capture_timestamp_us, result)
         lost = result.lane is not None and result.lane.status is LaneStatus.LOST
         if lost and not self._lane_lost and cfg.on_lane_lost:
@@ -178,8 +187,13 @@ class BlackBox:
         if cfg.seconds > 0:
             self._keep(cfg, record.timestamp_us, pb.BlackBoxEntry(timestamp_us=record.timestamp_us, log=record))
 
-    def _keep(self, cfg: BlackboxConfig, timestamp_us: int, entry: pb.BlackBoxEntry | Result) -> None:
-        size = _result_size(entry) if isinstance(entry, Result) else entry.ByteSize()
+    def _keep(self, cfg: BlackboxConfig, timestamp_us: int, entry: _Kept) -> None:
+        if isinstance(entry, Result):
+            size = _result_size(entry)
+        elif isinstance(entry, _Thumbnail):
+            size = entry.image.nbytes // 10  # about its JPEG's size
+        else:
+            size = entry.ByteSize()
         with self._lock:
             self._ring.append((timestamp_us, entry, size))
             self._ring_bytes += size
@@ -348,7 +362,26 @@ def _result_size(result: Result) -> int:
     return 96 + 40 * len(result.detections) + texts + 24 * len(result.classifications)
 
 
-def _as_entry(entry: pb.BlackBoxEntry | Result) -> pb.BlackBoxEntry:
+def _scaled(image: np.ndarray, max_width: int) -> np.ndarray:
+    height, width = image.shape[:2]
+    if width <= max_width:
+        return image.copy()  # the camera may reuse its buffer
+    size = (max_width, max(1, round(height * max_width / width)))
+    return cv2.resize(image, size, interpolation=cv2.INTER_AREA)
+
+
+def _as_entry(entry: _Kept) -> pb.BlackBoxEntry:
     if isinstance(entry, Result):
         return pb.BlackBoxEntry(timestamp_us=entry.capture_timestamp_us, result=codec.result_to_pb(entry))
+    if isinstance(entry, _Thumbnail):
+        jpeg, width, height = encode(entry.image, _THUMBNAIL_QUALITY, entry.image.shape[1])
+        chunk = pb.PreviewChunk(
+            frame_id=entry.frame_id,
+            capture_timestamp_us=entry.timestamp_us,
+            width=width,
+            height=height,
+            total_size=len(jpeg),
+            data=jpeg,
+        )
+        return pb.BlackBoxEntry(timestamp_us=entry.timestamp_us, thumbnail=chunk)
     return entry

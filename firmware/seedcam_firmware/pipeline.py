@@ -158,13 +158,16 @@ class Pipeline:
             frame, result = item
             try:
                 self._sink(result)
-                if self._on_sent is not None:
-                    self._on_sent(frame, result)
             except Exception:
                 with self._lock:
                     self._failed += 1
                 log.exception("sending result %d failed", result.frame_id)
                 continue
+            if self._on_sent is not None:
+                try:  # the result went out: what follows it (preview, black box) does not make it a failed send
+                    self._on_sent(frame, result)
+                except Exception:
+                    log.exception("after sending result %d", result.frame_id)
             with self._lock:
                 self._processed += 1
                 now = time.monotonic()
