@@ -20,6 +20,7 @@ Status and confidence rule, from the presence probabilities ``pl``, ``pr``
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -51,7 +52,7 @@ class LaneEstimate:
 
 
 def _sigmoid(x: float) -> float:
-    return float(1.0 / (1.0 + np.exp(-np.clip(x, -60.0, 60.0))))
+    return 1.0 / (1.0 + math.exp(-min(max(float(x), -60.0), 60.0)))
 
 
 def _decoder_params(manifest: Any) -> Mapping[str, Any]:

@@ -290,10 +290,10 @@ def crop_plate(
         borderMode=cv2.BORDER_CONSTANT,
     )
     valid = (
-        int(np.clip(math.ceil(-rx0 * sx), 0, work_w)),
-        int(np.clip(math.ceil(-ry0 * sy), 0, _WORK_HEIGHT)),
-        int(np.clip(math.floor((fw - rx0) * sx), 0, work_w)),
-        int(np.clip(math.floor((fh - ry0) * sy), 0, _WORK_HEIGHT)),
+        min(max(math.ceil(-rx0 * sx), 0), work_w),
+        min(max(math.ceil(-ry0 * sy), 0), _WORK_HEIGHT),
+        min(max(math.floor((fw - rx0) * sx), 0), work_w),
+        min(max(math.floor((fh - ry0) * sy), 0), _WORK_HEIGHT),
     )
     prior = (
         max((bx0 - rx0) * sx, valid[0]),
