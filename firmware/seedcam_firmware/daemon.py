@@ -44,8 +44,8 @@ from seedcam_firmware.pipeline import Pipeline
 from seedcam_firmware.preview import PreviewStream
 from seedcam_firmware.rpc import Dispatcher, RequestFailed
 from seedcam_firmware.storage.atomic import write_atomically
-from seedcam_firmware.tasks.base import TaskRunner
 from seedcam_firmware.tasks.registry import load_tasks, task_factory
+from seedcam_firmware.tasks.runner import TaskRunner
 from seedcam_firmware.transfer import UpdateService
 from seedcam_firmware.visionseed.link import VisionSeedPersonality
 from seedcam_firmware.visionseed.rpc import REBOOT_DELAY_S, VisionSeedRpc

@@ -15,7 +15,8 @@ from update_helpers import lane_bundle, push, service, slot_versions
 from seedcam.types import Box, Classification, Detection, LaneState, LaneStatus, ModelInfo
 from seedcam_firmware.camera.base import Frame
 from seedcam_firmware.canary import Canary
-from seedcam_firmware.tasks.base import NO_PRIOR, Task, TaskOutput, TaskRunner, all_finite
+from seedcam_firmware.tasks.base import NO_PRIOR, Task, TaskOutput
+from seedcam_firmware.tasks.runner import TaskRunner, all_finite
 
 LANE = LaneState(LaneStatus.OK, 0.01, 0.02, 0.1, 0.9, 0.8, 0.7, 0.45)
 

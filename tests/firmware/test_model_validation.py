@@ -13,14 +13,15 @@ import pytest
 from seedcam.errors import BundleError
 from seedcam_firmware.config import config_from_dict
 from seedcam_firmware.daemon import Daemon
-from seedcam_firmware.errors import ModelError
+from seedcam_firmware.errors import ModelError, TaskUnavailable
 from seedcam_firmware.inference.manifest import ModelManifest, load_manifest, sha256_file
 from seedcam_firmware.inference.preprocess import InputSpec
 from seedcam_firmware.inference.runtime import Model
 from seedcam_firmware.inference.validate import classifier_layout, ctc_layout, expand_alphabet
-from seedcam_firmware.tasks.base import TaskRunner, TaskUnavailable, load_task_manifest
+from seedcam_firmware.tasks.base import load_task_manifest
 from seedcam_firmware.tasks.detect import DetectTask
 from seedcam_firmware.tasks.registry import load_tasks
+from seedcam_firmware.tasks.runner import TaskRunner
 
 REPO = Path(__file__).resolve().parents[2]
 LANE_MANIFEST = REPO / "models" / "lane" / "manifest.json"

@@ -16,7 +16,8 @@ from seedcam_firmware import pipeline as pipeline_module
 from seedcam_firmware.camera.base import CameraSource, Frame
 from seedcam_firmware.errors import CameraError, ConfigError
 from seedcam_firmware.pipeline import Pipeline
-from seedcam_firmware.tasks.base import NO_PRIOR, Task, TaskOutput, TaskRunner
+from seedcam_firmware.tasks.base import NO_PRIOR, Task, TaskOutput
+from seedcam_firmware.tasks.runner import TaskRunner
 
 WAIT_S = 5.0
 W, H = 16, 12

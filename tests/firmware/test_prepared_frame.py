@@ -24,11 +24,12 @@ from seedcam_firmware.inference.preprocess import (
     quantize,
 )
 from seedcam_firmware.scene import SceneObject, SceneSpec, random_scene, render
-from seedcam_firmware.tasks.base import ModelTask, TaskOutput, TaskRunner
+from seedcam_firmware.tasks.base import ModelTask, TaskOutput
 from seedcam_firmware.tasks.classify import ClassifyTask
 from seedcam_firmware.tasks.detect import DetectTask
 from seedcam_firmware.tasks.lane import LaneTask
 from seedcam_firmware.tasks.ocr import OcrTask
+from seedcam_firmware.tasks.runner import TaskRunner
 
 #: the shipped bundles whose tasks bring the camera frame to their input
 FRAME_BUNDLES = {"lane": LaneTask, "detect": DetectTask, "road_scene": ClassifyTask}

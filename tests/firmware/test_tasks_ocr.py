@@ -15,9 +15,10 @@ from seedcam_firmware.config import FirmwareConfig, config_from_dict, config_set
 from seedcam_firmware.errors import ConfigError, ModelError
 from seedcam_firmware.inference.manifest import sha256_file
 from seedcam_firmware.inference.preprocess import InputSpec
-from seedcam_firmware.tasks.base import TaskOutput, TaskRunner
+from seedcam_firmware.tasks.base import TaskOutput
 from seedcam_firmware.tasks.detect import load_detect_task
 from seedcam_firmware.tasks.ocr import OcrTask, load_ocr_task
+from seedcam_firmware.tasks.runner import TaskRunner
 
 ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ-"
 STEPS, CLASSES, BLANK = 32, len(ALPHABET) + 1, len(ALPHABET)

@@ -33,9 +33,8 @@ from typing import Protocol, cast
 from seedcam._proto import seedcam_pb2 as pb
 from seedcam.types import ConfigValue, DeviceInfo, Health, ModelInfo
 from seedcam_firmware.config import FirmwareConfig
-from seedcam_firmware.errors import ConfigError, ReadOnlyConfigKey, UnknownConfigKey
+from seedcam_firmware.errors import ConfigError, ReadOnlyConfigKey, TaskUnavailable, UnknownConfigKey
 from seedcam_firmware.rpc import RequestFailed
-from seedcam_firmware.tasks.base import TaskUnavailable
 from seedcam_firmware.visionseed._proto import visionseed_pb2 as vs
 from seedcam_firmware.visionseed.config_text import config_text, set_config_text
 from seedcam_firmware.visionseed.custom_model import (
