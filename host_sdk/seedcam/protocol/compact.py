@@ -1,7 +1,7 @@
 """Protocol 2's compact Result: a few dozen bytes a frame, so results fit a 115200-baud UART.
 
-The RESULT channel's payload is not a protobuf message but the packed layout
-below (little-endian; docs/wire.md has the table). Names (model ids, class
+The RESULT channel's payload is not a protobuf message but a packed layout
+(little-endian; docs/wire.md has the table). Names (model ids, class
 labels, stage names) and constants (frame size, the lane's reference distance,
 the timings mode) are not repeated in every result: they travel in a
 :class:`ResultDictionary`, announced before the first result that needs it and
@@ -9,28 +9,7 @@ carried by every DeviceInfo, and a result refers to them by index. Each result
 carries the low 3 bits of its dictionary's generation, so a host that missed an
 announcement finds out instead of mislabelling.
 
-=========  ==================================================================
-bytes      field
-=========  ==================================================================
-1          head: bit 0 lane, 1 detections, 2 text lines, 3 classifications,
-           4 timings; bits 5-7 the dictionary generation mod 8
-2          frame id mod 2^16
-3          capture time mod 2^24, units of 100 µs
-[2]        timings: capture→send, units of 10 µs (saturates at 655.35 ms);
-           in ``full`` mode then 1 byte n and n x (stage index, LEB128 µs)
-[9]        lane, a 72-bit field: offset (16 bits signed, 0.1 mm), heading
-           (15 bits signed, 1e-4 rad), curvature (15 bits signed, 2e-4 /m),
-           status (2 bits), the offset, heading and curvature confidences
-           (5 bits each, /31), lane width (9 bits, cm)
-[1+7n]     detections: n, then per detection the label index, the score
-           (/255) and the box (4 x 10 bits, /1023: x_min, y_min, x_max, y_max)
-[1+...]    text lines: n, then per line a head byte (bits 0-4 the text's length
-           in UTF-8 bytes, 31: a length byte follows; bits 5-7 its box: 0 none,
-           1 a 5-byte box follows, 2-7 the box of detection 0-5 of this result),
-           the confidence (bits 0-6, /127; bit 7: per-character confidences
-           follow), the text, and 4 bits (/15) per character, two a byte
-[1+2n]     classifications: n, then the label index and the score (/255)
-=========  ==================================================================
+The bit layout of each field is in :mod:`seedcam.protocol._compact_layout`.
 
 Frame ids and capture times are extended to full width from the nearest
 reference: the previous result, the dictionary's anchor, a Health report.
@@ -46,7 +25,39 @@ from dataclasses import dataclass, replace
 from typing import TypeVar
 
 from seedcam.errors import ProtocolError
-from seedcam.types import Box, Classification, Detection, LaneState, LaneStatus, Result, TextLine
+from seedcam.protocol._compact_layout import (
+    BOX_KIND_DETECTION,
+    BOX_KIND_EXPLICIT,
+    BOX_KIND_NONE,
+    BOX_STEPS,
+    CHAR_CONFIDENCES,
+    CHAR_STEPS,
+    CLASSES,
+    CONF_STEPS,
+    DETECTIONS,
+    FRAME_BITS,
+    GENERATION_MASK,
+    GENERATION_SHIFT,
+    HEAD,
+    LANE,
+    LATENCY,
+    LATENCY_UNIT_US,
+    LONG_TEXT,
+    MAX_TABLE,
+    SCORE_STEPS,
+    TEXT,
+    TIME_BITS,
+    TIME_UNIT_US,
+    TIMINGS,
+    extend,
+    leb128,
+    pack_box,
+    pack_lane,
+    quantise,
+    unpack_box,
+    unpack_lane,
+)
+from seedcam.types import Box, Classification, Detection, Result, TextLine
 
 __all__ = [
     "SUMMARY_STAGE",
@@ -62,30 +73,7 @@ TIMINGS_MODES = ("off", "summary", "full")
 #: the stage name of the summary figure in :attr:`Result.timings_us`
 SUMMARY_STAGE = "capture_to_send"
 
-_LANE, _DETECTIONS, _TEXT, _CLASSES, _TIMINGS = 1, 2, 4, 8, 16
-_GENERATION_SHIFT = 5
-_GENERATION_MASK = 0x07
-_HEAD = struct.Struct("<BHHB")  # head, frame id, capture time (low 16 bits, high 8 bits)
-_FRAME_BITS = 16
-_TIME_BITS = 24
-_TIME_UNIT_US = 100
-_LATENCY = struct.Struct("<H")
-_LATENCY_UNIT_US = 10
-_MAX_TABLE = 256  # indices are one byte
-_BOX_STEPS = 1023
-_SCORE_STEPS = 255
-_CONF_STEPS = 127
-_CHAR_STEPS = 15
-_LANE_CONF_STEPS = 31
-_OFFSET_UNIT, _HEADING_UNIT, _CURVATURE_UNIT, _WIDTH_UNIT = 1e-4, 1e-4, 2e-4, 1e-2
-_BOX_KIND_NONE, _BOX_KIND_EXPLICIT, _BOX_KIND_DETECTION = 0, 1, 2
-_LONG_TEXT = 31
-_CHAR_CONFIDENCES = 0x80
-
 _Key = TypeVar("_Key", bound=Hashable)  # of a dictionary table: a label (class id, name) or a stage name
-
-_STATUS_CODES = {LaneStatus.UNKNOWN: 0, LaneStatus.OK: 1, LaneStatus.ONE_LINE: 2, LaneStatus.LOST: 3}
-_STATUS_OF_CODE = {code: status for status, code in _STATUS_CODES.items()}
 
 
 class StaleDictionary(ProtocolError):
@@ -109,100 +97,10 @@ class ResultDictionary:
     timestamp_us: int = 0  #: anchor: a recent capture time
 
 
-def _clamp(value: int, low: int, high: int) -> int:
-    return low if value < low else high if value > high else value
-
-
-def _quantise(value: float, steps: int) -> int:
-    """``value`` in 0..1 as an integer 0..steps (raises ValueError for NaN)."""
-    return _clamp(round(value * steps), 0, steps)
-
-
-def _signed(value: float, unit: float, bits: int) -> int:
-    """``value`` in ``unit`` steps as a ``bits``-wide two's complement field (saturating)."""
-    limit = 1 << (bits - 1)
-    return _clamp(round(value / unit), -limit, limit - 1) & ((1 << bits) - 1)
-
-
-def _unsigned_field(field: int, bits: int) -> int:
-    return field - (1 << bits) if field >> (bits - 1) else field
-
-
-def _extend(reference: int, low: int, bits: int) -> int:
-    """The full value nearest to ``reference`` whose low ``bits`` are ``low`` (never negative)."""
-    modulus = 1 << bits
-    delta = (low - reference) % modulus
-    if delta >= modulus >> 1:
-        delta -= modulus
-    value = reference + delta
-    return value + modulus if value < 0 else value
-
-
-def _pack_box(box: Box) -> bytes:
-    packed = (
-        _quantise(box.x_min, _BOX_STEPS)
-        | _quantise(box.y_min, _BOX_STEPS) << 10
-        | _quantise(box.x_max, _BOX_STEPS) << 20
-        | _quantise(box.y_max, _BOX_STEPS) << 30
-    )
-    return packed.to_bytes(5, "little")
-
-
-def _unpack_box(data: bytes | memoryview, at: int) -> Box:
-    packed = int.from_bytes(data[at : at + 5], "little")
-    return Box(
-        (packed & 0x3FF) / _BOX_STEPS,
-        (packed >> 10 & 0x3FF) / _BOX_STEPS,
-        (packed >> 20 & 0x3FF) / _BOX_STEPS,
-        (packed >> 30 & 0x3FF) / _BOX_STEPS,
-    )
-
-
-def _pack_lane(lane: LaneState) -> bytes:
-    packed = (
-        _signed(lane.offset_m, _OFFSET_UNIT, 16)
-        | _signed(lane.heading_rad, _HEADING_UNIT, 15) << 16
-        | _signed(lane.curvature_per_m, _CURVATURE_UNIT, 15) << 31
-        | _STATUS_CODES[lane.status] << 46
-        | _quantise(lane.offset_confidence, _LANE_CONF_STEPS) << 48
-        | _quantise(lane.heading_confidence, _LANE_CONF_STEPS) << 53
-        | _quantise(lane.curvature_confidence, _LANE_CONF_STEPS) << 58
-        | _clamp(round(lane.lane_width_m / _WIDTH_UNIT), 0, 511) << 63
-    )
-    return packed.to_bytes(9, "little")
-
-
-def _unpack_lane(data: bytes | memoryview, at: int, reference_forward_m: float) -> LaneState:
-    packed = int.from_bytes(data[at : at + 9], "little")
-    return LaneState(
-        status=_STATUS_OF_CODE[packed >> 46 & 0x3],
-        offset_m=_unsigned_field(packed & 0xFFFF, 16) * _OFFSET_UNIT,
-        heading_rad=_unsigned_field(packed >> 16 & 0x7FFF, 15) * _HEADING_UNIT,
-        curvature_per_m=_unsigned_field(packed >> 31 & 0x7FFF, 15) * _CURVATURE_UNIT,
-        offset_confidence=(packed >> 48 & 0x1F) / _LANE_CONF_STEPS,
-        heading_confidence=(packed >> 53 & 0x1F) / _LANE_CONF_STEPS,
-        curvature_confidence=(packed >> 58 & 0x1F) / _LANE_CONF_STEPS,
-        lane_width_m=(packed >> 63 & 0x1FF) * _WIDTH_UNIT,
-        reference_forward_m=reference_forward_m,
-    )
-
-
 def _entry(table: tuple[tuple[int, str], ...], index: int) -> tuple[int, str]:
     if index >= len(table):
         raise StaleDictionary(f"compact result names label {index}; its dictionary has {len(table)}")
     return table[index]
-
-
-def _leb128(value: int) -> bytes:
-    out = bytearray()
-    while True:
-        byte = value & 0x7F
-        value >>= 7
-        if value:
-            out.append(byte | 0x80)
-        else:
-            out.append(byte)
-            return bytes(out)
 
 
 class CompactEncoder:
@@ -268,35 +166,35 @@ class CompactEncoder:
         announce = self._refresh_dictionary(result)
         dictionary = self._dictionary
         self._last_frame_id, self._last_timestamp_us = result.frame_id, result.capture_timestamp_us
-        head = (dictionary.generation & _GENERATION_MASK) << _GENERATION_SHIFT
+        head = (dictionary.generation & GENERATION_MASK) << GENERATION_SHIFT
         body = bytearray()
         if dictionary.timings != "off":
-            head |= _TIMINGS
-            latency = max(0, send_timestamp_us - result.capture_timestamp_us) // _LATENCY_UNIT_US
-            body += _LATENCY.pack(min(latency, 0xFFFF))
+            head |= TIMINGS
+            latency = max(0, send_timestamp_us - result.capture_timestamp_us) // LATENCY_UNIT_US
+            body += LATENCY.pack(min(latency, 0xFFFF))
             if dictionary.timings == "full":
                 stages = [(self._stage_index[name], us) for name, us in result.timings_us.items()]
                 body.append(len(stages))
                 for index, us in stages:
                     body.append(index)
-                    body += _leb128(max(0, int(us)))
+                    body += leb128(max(0, int(us)))
         if result.lane is not None:
-            head |= _LANE
-            body += _pack_lane(result.lane)
+            head |= LANE
+            body += pack_lane(result.lane)
         if result.detections:
-            head |= _DETECTIONS
+            head |= DETECTIONS
             body += self._pack_detections(result.detections)
         if result.text_lines:
-            head |= _TEXT
+            head |= TEXT
             body += self._pack_text_lines(result.text_lines, result.detections)
         if result.classifications:
-            head |= _CLASSES
+            head |= CLASSES
             body.append(len(result.classifications))
             for cls in result.classifications:
                 body.append(self._classification_index[(cls.class_id, cls.label)])
-                body.append(_quantise(cls.score, _SCORE_STEPS))
-        ticks = result.capture_timestamp_us // _TIME_UNIT_US
-        prefix = _HEAD.pack(head, result.frame_id & 0xFFFF, ticks & 0xFFFF, ticks >> 16 & 0xFF)
+                body.append(quantise(cls.score, SCORE_STEPS))
+        ticks = result.capture_timestamp_us // TIME_UNIT_US
+        prefix = HEAD.pack(head, result.frame_id & 0xFFFF, ticks & 0xFFFF, ticks >> 16 & 0xFF)
         return announce, prefix + bytes(body)
 
     def _pack_detections(self, detections: Sequence[Detection]) -> bytes:
@@ -305,8 +203,8 @@ class CompactEncoder:
         out = bytearray((len(detections),))
         for det in detections:
             out.append(self._detection_index[(det.class_id, det.label)])
-            out.append(_quantise(det.score, _SCORE_STEPS))
-            out += _pack_box(det.box)
+            out.append(quantise(det.score, SCORE_STEPS))
+            out += pack_box(det.box)
         return bytes(out)
 
     @staticmethod
@@ -314,30 +212,30 @@ class CompactEncoder:
         if len(lines) > 255:
             raise ValueError(f"{len(lines)} text lines in one result; at most 255 fit")
         out = bytearray((len(lines),))
-        boxes = [det.box for det in detections[: 8 - _BOX_KIND_DETECTION]]
+        boxes = [det.box for det in detections[: 8 - BOX_KIND_DETECTION]]
         for line in lines:
             text = line.text.encode()
             if len(text) > 255:
                 raise ValueError(f"a text line of {len(text)} bytes; at most 255 fit")
             if line.box is None:
-                kind = _BOX_KIND_NONE
+                kind = BOX_KIND_NONE
             elif line.box in boxes:
-                kind = _BOX_KIND_DETECTION + boxes.index(line.box)
+                kind = BOX_KIND_DETECTION + boxes.index(line.box)
             else:
-                kind = _BOX_KIND_EXPLICIT
-            length = min(len(text), _LONG_TEXT)
+                kind = BOX_KIND_EXPLICIT
+            length = min(len(text), LONG_TEXT)
             out.append(length | kind << 5)
-            if length == _LONG_TEXT:
+            if length == LONG_TEXT:
                 out.append(len(text))
-            if kind == _BOX_KIND_EXPLICIT:
+            if kind == BOX_KIND_EXPLICIT:
                 assert line.box is not None
-                out += _pack_box(line.box)
+                out += pack_box(line.box)
             # per-character confidences travel only when there is one per character
             per_char = len(line.char_confidences) == len(line.text) > 0
-            out.append(_quantise(line.confidence, _CONF_STEPS) | (_CHAR_CONFIDENCES if per_char else 0))
+            out.append(quantise(line.confidence, CONF_STEPS) | (CHAR_CONFIDENCES if per_char else 0))
             out += text
             if per_char:
-                nibbles = [_quantise(c, _CHAR_STEPS) for c in line.char_confidences]
+                nibbles = [quantise(c, CHAR_STEPS) for c in line.char_confidences]
                 nibbles.append(0)
                 out += bytes(nibbles[i] | nibbles[i + 1] << 4 for i in range(0, len(line.char_confidences), 2))
         return bytes(out)
@@ -383,7 +281,7 @@ class CompactEncoder:
     def _grow(index: dict[_Key, int], keys: Sequence[_Key]) -> None:
         """Append the new keys; a table that would overflow one byte starts over with these keys."""
         fresh = [key for key in dict.fromkeys(keys) if key not in index]
-        if len(index) + len(fresh) > _MAX_TABLE:
+        if len(index) + len(fresh) > MAX_TABLE:
             index.clear()
             fresh = list(dict.fromkeys(keys))
         for key in fresh:
@@ -424,7 +322,7 @@ class CompactDecoder:
         if frame_id is not None:
             self._frame_reference = frame_id
         if timestamp_us is not None:
-            self._time_reference = timestamp_us // _TIME_UNIT_US
+            self._time_reference = timestamp_us // TIME_UNIT_US
 
     def decode(self, payload: bytes, *, received_monotonic: float = 0.0) -> Result:
         """The Result of one compact payload.
@@ -436,13 +334,13 @@ class CompactDecoder:
         """
         dictionary = self._dictionary
         try:
-            head, frame_low, time_low, time_high = _HEAD.unpack_from(payload)
+            head, frame_low, time_low, time_high = HEAD.unpack_from(payload)
         except struct.error as exc:
             raise ProtocolError(f"compact result of {len(payload)} bytes is too short") from exc
-        if dictionary is None or (dictionary.generation & _GENERATION_MASK) != head >> _GENERATION_SHIFT:
+        if dictionary is None or (dictionary.generation & GENERATION_MASK) != head >> GENERATION_SHIFT:
             held = "none" if dictionary is None else str(dictionary.generation)
             raise StaleDictionary(
-                f"result of dictionary generation {head >> _GENERATION_SHIFT} (mod 8); this side holds {held}"
+                f"result of dictionary generation {head >> GENERATION_SHIFT} (mod 8); this side holds {held}"
             )
         try:
             return self._decode_body(
@@ -462,18 +360,18 @@ class CompactDecoder:
         time_low: int,
         received_monotonic: float,
     ) -> Result:
-        frame_id = _extend(self._frame_reference, frame_low, _FRAME_BITS)
-        ticks = _extend(self._time_reference, time_low, _TIME_BITS)
+        frame_id = extend(self._frame_reference, frame_low, FRAME_BITS)
+        ticks = extend(self._time_reference, time_low, TIME_BITS)
         self._frame_reference, self._time_reference = frame_id, ticks
-        capture_us = ticks * _TIME_UNIT_US
-        at = _HEAD.size
+        capture_us = ticks * TIME_UNIT_US
+        at = HEAD.size
         end = len(payload)
         timings: dict[str, int] = {}
         send_us = 0
-        if head & _TIMINGS:
-            (latency,) = _LATENCY.unpack_from(payload, at)
+        if head & TIMINGS:
+            (latency,) = LATENCY.unpack_from(payload, at)
             at += 2
-            timings[SUMMARY_STAGE] = latency * _LATENCY_UNIT_US
+            timings[SUMMARY_STAGE] = latency * LATENCY_UNIT_US
             send_us = capture_us + timings[SUMMARY_STAGE]
             if dictionary.timings == "full":
                 count = payload[at]
@@ -494,13 +392,13 @@ class CompactDecoder:
                             break
                     timings[name] = value
         lane = None
-        if head & _LANE:
+        if head & LANE:
             if at + 9 > end:
                 raise ValueError("lane field cut short")
-            lane = _unpack_lane(payload, at, dictionary.reference_forward_m)
+            lane = unpack_lane(payload, at, dictionary.reference_forward_m)
             at += 9
         detections: tuple[Detection, ...] = ()
-        if head & _DETECTIONS:
+        if head & DETECTIONS:
             count = payload[at]
             at += 1
             if at + 7 * count > end:
@@ -511,26 +409,26 @@ class CompactDecoder:
                 class_id, label = _entry(labels, payload[at])
                 packed = int.from_bytes(payload[at + 2 : at + 7], "little")
                 box = Box(
-                    (packed & 0x3FF) / _BOX_STEPS,
-                    (packed >> 10 & 0x3FF) / _BOX_STEPS,
-                    (packed >> 20 & 0x3FF) / _BOX_STEPS,
-                    (packed >> 30 & 0x3FF) / _BOX_STEPS,
+                    (packed & 0x3FF) / BOX_STEPS,
+                    (packed >> 10 & 0x3FF) / BOX_STEPS,
+                    (packed >> 20 & 0x3FF) / BOX_STEPS,
+                    (packed >> 30 & 0x3FF) / BOX_STEPS,
                 )
-                found.append(Detection(class_id, label, payload[at + 1] / _SCORE_STEPS, box))
+                found.append(Detection(class_id, label, payload[at + 1] / SCORE_STEPS, box))
                 at += 7
             detections = tuple(found)
         text_lines: tuple[TextLine, ...] = ()
-        if head & _TEXT:
+        if head & TEXT:
             text_lines, at = self._decode_text_lines(payload, at, detections)
         classifications: tuple[Classification, ...] = ()
-        if head & _CLASSES:
+        if head & CLASSES:
             count = payload[at]
             at += 1
             labels = dictionary.classification_labels
             found_classes = []
             for _ in range(count):
                 class_id, label = _entry(labels, payload[at])
-                found_classes.append(Classification(class_id, label, payload[at + 1] / _SCORE_STEPS))
+                found_classes.append(Classification(class_id, label, payload[at + 1] / SCORE_STEPS))
                 at += 2
             classifications = tuple(found_classes)
         if at != end:
@@ -561,19 +459,19 @@ class CompactDecoder:
             line_head = payload[at]
             at += 1
             length, kind = line_head & 0x1F, line_head >> 5
-            if length == _LONG_TEXT:
+            if length == LONG_TEXT:
                 length = payload[at]
                 at += 1
             box: Box | None = None
-            if kind == _BOX_KIND_EXPLICIT:
+            if kind == BOX_KIND_EXPLICIT:
                 if at + 5 > len(payload):
                     raise ValueError("text box cut short")
-                box = _unpack_box(payload, at)
+                box = unpack_box(payload, at)
                 at += 5
-            elif kind >= _BOX_KIND_DETECTION:
-                if kind - _BOX_KIND_DETECTION >= len(detections):
-                    raise ValueError(f"text line in the box of detection {kind - _BOX_KIND_DETECTION}, which is absent")
-                box = detections[kind - _BOX_KIND_DETECTION].box
+            elif kind >= BOX_KIND_DETECTION:
+                if kind - BOX_KIND_DETECTION >= len(detections):
+                    raise ValueError(f"text line in the box of detection {kind - BOX_KIND_DETECTION}, which is absent")
+                box = detections[kind - BOX_KIND_DETECTION].box
             confidence_byte = payload[at]
             at += 1
             if at + length > len(payload):
@@ -581,12 +479,12 @@ class CompactDecoder:
             text = bytes(payload[at : at + length]).decode()
             at += length
             chars: tuple[float, ...] = ()
-            if confidence_byte & _CHAR_CONFIDENCES:
+            if confidence_byte & CHAR_CONFIDENCES:
                 size = (len(text) + 1) // 2
                 if at + size > len(payload):
                     raise ValueError("character confidences cut short")
                 packed = payload[at : at + size]
                 at += size
-                chars = tuple((packed[i // 2] >> (4 * (i % 2)) & 0xF) / _CHAR_STEPS for i in range(len(text)))
-            lines.append(TextLine(text, (confidence_byte & 0x7F) / _CONF_STEPS, chars, box))
+                chars = tuple((packed[i // 2] >> (4 * (i % 2)) & 0xF) / CHAR_STEPS for i in range(len(text)))
+            lines.append(TextLine(text, (confidence_byte & 0x7F) / CONF_STEPS, chars, box))
         return tuple(lines), at
