@@ -40,7 +40,10 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--noise", type=float, default=None, help="camera noise sigma 0..1 (default: the seed's)")
     parser.add_argument("--fps", type=float, default=30.0, help="camera frame rate (default 30)")
     parser.add_argument("--no-detect", action="store_true", help="lane only, no sign detector")
-    parser.add_argument("--json", action="store_true", help="one JSON object (errors in metres)")
+    # SUPPRESS: ``seedcam --json agv-sim`` keeps the global option's value instead of this default
+    parser.add_argument(
+        "--json", action="store_true", default=argparse.SUPPRESS, help="one JSON object (errors in metres)"
+    )
 
 
 def add_agv_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
