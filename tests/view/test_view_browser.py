@@ -75,6 +75,9 @@ _SHOWN_STOP = """() => {
   return !!s && v.framesShown >= 12 && (s.header.result.detections || []).some((d) => d.label === "stop");
 }"""
 
+#: where in the box (fractions of its width and height) the sign's face is sampled
+_INNER = (0.3, 0.4, 0.5, 0.6, 0.7)
+
 _PIXELS = """([points]) => {
   const ctx = document.getElementById("view").getContext("2d");
   return points.map(([x, y]) => Array.from(ctx.getImageData(x, y, 1, 1).data.slice(0, 3)));
@@ -95,8 +98,11 @@ def test_the_canvas_shows_a_box_drawn_on_the_stop_sign(page: Any, tmp_path: Path
     colour = _rgb(PALETTE[stop["class_id"] % len(PALETTE)])
     for pixel in page.evaluate(_PIXELS, [edges]):
         assert all(abs(a - b) <= 40 for a, b in zip(pixel, colour, strict=True)), (pixel, colour)
-    inside = page.evaluate(_PIXELS, [[(round(mid_x), round(mid_y))]])[0]
-    assert inside[0] > inside[1] + 40 and inside[0] > inside[2] + 40, f"the box is not on the red sign: {inside}"
+    # a 5 x 5 grid over the middle of the box: mostly the sign's red face (its white letters and rim are the rest)
+    grid = [(round(x0 + (x1 - x0) * fx), round(y0 + (y1 - y0) * fy)) for fx in _INNER for fy in _INNER]
+    inside = page.evaluate(_PIXELS, [grid])
+    red = [p for p in inside if p[0] > p[1] + 40 and p[0] > p[2] + 40]
+    assert len(red) >= len(inside) // 2, f"the box is not on the red sign: {inside}"
     assert box["x_max"] < 0.5, "the stop sign stands left of the lane"
     page.screenshot(path=str(tmp_path / "view.png"))
     keep = os.environ.get(SCREENSHOT_ENV)
