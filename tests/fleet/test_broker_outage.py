@@ -94,3 +94,31 @@ def test_outage_queue_is_bounded_and_drops_are_counted(
         assert bridge.unacknowledged == 3
     finally:
         bridge.stop()
+
+
+def test_an_event_reusing_the_message_id_of_a_result_is_waited_for_through_an_outage(
+    make_broker: Callable[..., Mosquitto], make_device: Callable[..., FakeDevice]
+) -> None:
+    """paho numbers QoS 0 and QoS 1 messages from one counter (1..65535, then again) and calls
+    ``on_publish`` for both: after a whole round of result ids, an event still counts until its PUBACK."""
+    broker = make_broker()
+    device = make_device()
+    options = BridgeOptions(base="ids", device_id="d", discovery=False, reconnect_min_s=0.2)
+    bridge = MqttBridge(device.sensor, parse_broker_url(broker.url), options).start()
+    watcher = Watcher(broker.plain_port, "ids/d/last")
+    try:
+        assert bridge.wait_acknowledged(10), f"{bridge.unacknowledged} messages not acknowledged"
+        for _ in range(65535):  # QoS 0, as results: every message id once
+            assert bridge.publish("ids/d/results", b"r") == 0
+        assert bridge.publish("ids/d/last", b"r") == 0  # written after all of them
+        watcher.wait(lambda: watcher.on("ids/d/last"), 30, "the last QoS 0 message")
+        broker.stop()
+        wait_until(lambda: not bridge.connected, 10, "the bridge to see the broker gone")
+        assert bridge.publish("ids/d/events", b"{}", qos=1) == 4  # queued by paho (MQTT_ERR_NO_CONN)
+        assert bridge.unacknowledged == 1
+        assert not bridge.wait_acknowledged(0)
+        broker.start()
+        assert bridge.wait_acknowledged(20), f"{bridge.unacknowledged} messages not acknowledged"
+    finally:
+        bridge.stop()
+        watcher.close()

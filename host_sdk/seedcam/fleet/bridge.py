@@ -261,9 +261,16 @@ class MqttBridge:
 
     def _publish(self, topic: str, payload: bytes | str, qos: int, retain: bool, properties: Any = None) -> Any:
         """paho's publish; a QoS 1 message it took (sent or queued) is tracked until its PUBACK."""
-        info = self._client.publish(topic, payload, qos=qos, retain=retain, properties=properties)
-        if qos > 0 and info.rc in (0, _ERR_NO_CONN):
-            self._unacked.published(info.mid)
+        if qos == 0:
+            return self._client.publish(topic, payload, qos=qos, retain=retain, properties=properties)
+        ticket = self._unacked.begin()
+        taken: int | None = None
+        try:
+            info = self._client.publish(topic, payload, qos=qos, retain=retain, properties=properties)
+            if info.rc in (0, _ERR_NO_CONN):
+                taken = info.mid
+        finally:
+            self._unacked.end(ticket, taken)
         return info
 
     def publish_json(self, topic: str, value: Any, *, qos: int = 0, retain: bool = False, **props: Any) -> int:
