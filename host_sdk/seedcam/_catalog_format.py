@@ -23,6 +23,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from seedcam import _signing
 from seedcam.bundle import Signature, key_id
 from seedcam.errors import BundleError, CatalogError
 
@@ -131,16 +132,8 @@ def sign_catalog_bytes(data: bytes, private_key: bytes) -> bytes:
         ValueError: the key is not 32 bytes.
         BundleError: ``cryptography`` is not installed.
     """
-    if len(private_key) != 32:
-        raise ValueError("an ed25519 private key is 32 bytes")
-    try:
-        from cryptography.hazmat.primitives import serialization
-        from cryptography.hazmat.primitives.asymmetric import ed25519
-    except ImportError as exc:  # pragma: no cover - depends on the install
-        raise BundleError("signing a catalog needs the 'cryptography' package") from exc
-    key = ed25519.Ed25519PrivateKey.from_private_bytes(private_key)
-    public = key.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
-    return Signature(key_id(public), key.sign(CATALOG_CONTEXT + data)).to_bytes()
+    signer, signature = _signing.sign(private_key, CATALOG_CONTEXT, data)
+    return Signature(signer, signature).to_bytes()
 
 
 def verify_catalog_bytes(data: bytes, signature: bytes, trusted_keys: Sequence[bytes], where: str) -> str:
@@ -163,24 +156,20 @@ def verify_catalog_bytes(data: bytes, signature: bytes, trusted_keys: Sequence[b
         raise CatalogError(f"{where}: the signature file is empty")
     if parsed.alg != "ed25519":
         raise CatalogError(f"{where}: unsupported signature algorithm {parsed.alg!r}")
-    try:
-        from cryptography.exceptions import InvalidSignature
-        from cryptography.hazmat.primitives.asymmetric import ed25519
-    except ImportError as exc:  # pragma: no cover - depends on the install
-        raise CatalogError("checking a catalog's signature needs the 'cryptography' package") from exc
-    for raw in trusted_keys:
-        if key_id(raw) != parsed.key_id:
-            continue
-        try:
-            ed25519.Ed25519PublicKey.from_public_bytes(raw).verify(parsed.signature, CATALOG_CONTEXT + data)
-        except InvalidSignature:
-            raise CatalogError(
-                f"{where}: the signature does not verify with key {parsed.key_id}: "
-                "the index was altered after it was signed"
-            ) from None
-        return parsed.key_id
     trusted = ", ".join(key_id(k) for k in trusted_keys)
-    raise CatalogError(f"{where} is signed by key {parsed.key_id}, which is not trusted (trusted: {trusted})")
+    try:
+        return _signing.verify(
+            parsed.key_id,
+            parsed.signature,
+            CATALOG_CONTEXT,
+            data,
+            trusted_keys,
+            unknown_key=f"{where} is signed by key {parsed.key_id}, which is not trusted (trusted: {trusted})",
+            bad_signature=f"{where}: the signature does not verify with key {parsed.key_id}: "
+            "the index was altered after it was signed",
+        )
+    except BundleError as exc:  # a refusal, or no 'cryptography' to check with
+        raise CatalogError(str(exc)) from exc
 
 
 def _text(entry: Mapping[str, Any], name: str, where: str, *, pattern: re.Pattern[str] | None = None) -> str:

@@ -25,8 +25,8 @@ refuses a bundle before sending it by the same check the device makes at begin.
 The signature is ed25519 over ``SIGNING_CONTEXT + header``: signing the header
 signs the payload through its sha256 and block hashes. Parsing and building
 need only the standard library (the SDK stays light); signing and verifying
-use the ``cryptography`` package, imported when first needed (the firmware and
-the tools depend on it).
+(:mod:`seedcam._signing`) use the ``cryptography`` package, imported when first
+needed (the firmware and the tools depend on it).
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from seedcam import _signing
 from seedcam._bundle_schema import (
     FORMAT,
     HEADER_FILE,
@@ -50,7 +51,8 @@ from seedcam._bundle_schema import (
     check_header_fields,
 )
 from seedcam._bundle_schema import U32_MAX as MAX_SECURITY_COUNTER
-from seedcam.errors import BundleError
+from seedcam._signing import key_id, public_key
+from seedcam.errors import BundleError, SignatureError
 
 __all__ = [
     "MAGIC",
@@ -70,6 +72,7 @@ __all__ = [
     "bundle_from_bytes",
     "iter_payload",
     "key_id",
+    "public_key",
     "read_bundle",
     "read_header",
     "sign_bundle",
@@ -421,19 +424,6 @@ def iter_payload(path: str | Path, start: int = 0, chunk: int = 1 << 16) -> Iter
 # ---------------------------------------------------------------- signatures
 
 
-def _crypto() -> Any:
-    try:
-        from cryptography.hazmat.primitives.asymmetric import ed25519
-    except ImportError as exc:  # pragma: no cover - depends on the install
-        raise BundleError("signing and verifying bundles needs the 'cryptography' package") from exc
-    return ed25519
-
-
-def key_id(public_key: bytes) -> str:
-    """The id of a raw 32-byte ed25519 public key: the first 16 hex digits of its sha256."""
-    return hashlib.sha256(public_key).hexdigest()[:16]
-
-
 def sign_bundle(bundle: Bundle, private_key: bytes) -> Bundle:
     """Return ``bundle`` signed with a raw 32-byte ed25519 private key (seed).
 
@@ -441,23 +431,8 @@ def sign_bundle(bundle: Bundle, private_key: bytes) -> Bundle:
         ValueError: the key is not 32 bytes.
         BundleError: ``cryptography`` is not installed.
     """
-    if len(private_key) != 32:
-        raise ValueError("an ed25519 private key is 32 bytes")
-    ed25519 = _crypto()
-    key = ed25519.Ed25519PrivateKey.from_private_bytes(private_key)
-    from cryptography.hazmat.primitives import serialization
-
-    public = key.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
-    signature = Signature(key_id(public), key.sign(SIGNING_CONTEXT + bundle.header.raw))
-    return Bundle(bundle.header, signature, bundle.payload)
-
-
-class SignatureError(BundleError):
-    """A bundle's signature does not pass; ``reason`` is ``unsigned``, ``unknown_key`` or ``bad_signature``."""
-
-    def __init__(self, reason: str, message: str) -> None:
-        super().__init__(message)
-        self.reason = reason
+    signer, signature = _signing.sign(private_key, SIGNING_CONTEXT, bundle.header.raw)
+    return Bundle(bundle.header, Signature(signer, signature), bundle.payload)
 
 
 def verify_signature(header: BundleHeader, signature: Signature | None, public_keys: Sequence[bytes]) -> str:
@@ -474,18 +449,13 @@ def verify_signature(header: BundleHeader, signature: Signature | None, public_k
         raise SignatureError("unsigned", "unsigned bundle: a signature is required")
     if signature.alg != "ed25519":
         raise SignatureError("bad_signature", f"bad signature: unsupported algorithm {signature.alg!r}")
-    ed25519 = _crypto()
-    from cryptography.exceptions import InvalidSignature
-
-    for raw in public_keys:
-        if key_id(raw) != signature.key_id:
-            continue
-        try:
-            ed25519.Ed25519PublicKey.from_public_bytes(raw).verify(signature.signature, SIGNING_CONTEXT + header.raw)
-        except InvalidSignature:
-            message = f"bad signature: does not verify with key {signature.key_id}"
-            raise SignatureError("bad_signature", message) from None
-        return signature.key_id
-    raise SignatureError(
-        "unknown_key", f"unknown key: the bundle is signed by key {signature.key_id}, which this device does not trust"
+    signer = signature.key_id
+    return _signing.verify(
+        signer,
+        signature.signature,
+        SIGNING_CONTEXT,
+        header.raw,
+        public_keys,
+        unknown_key=f"unknown key: the bundle is signed by key {signer}, which this device does not trust",
+        bad_signature=f"bad signature: does not verify with key {signer}",
     )

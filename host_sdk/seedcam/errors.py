@@ -15,6 +15,7 @@ __all__ = [
     "ProtocolError",
     "RpcError",
     "BundleError",
+    "SignatureError",
     "BrokerError",
     "CatalogError",
     "UpdateRefused",
@@ -79,6 +80,18 @@ class RpcError(SensorError):
 
 class BundleError(SensorError):
     """A model bundle is malformed, mismatched or fails its checks."""
+
+
+class SignatureError(BundleError):
+    """A signature does not pass (a bundle's, an ``ota/set`` request's).
+
+    Attributes:
+        reason: ``unsigned``, ``unknown_key`` or ``bad_signature``.
+    """
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
 
 
 class CatalogError(SensorError):

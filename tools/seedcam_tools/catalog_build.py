@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from seedcam.bundle import key_id, sign_bundle
+from seedcam.bundle import key_id, public_key, sign_bundle
 from seedcam.catalog import (
     INDEX_FILE,
     SIGNATURE_SUFFIX,
@@ -149,14 +149,7 @@ def build_catalog(
         ValueError: no model folders, or a named one is missing.
         BundleError: a folder is not a model bundle, or lacks the precision.
     """
-    from cryptography.hazmat.primitives import serialization
-    from cryptography.hazmat.primitives.asymmetric import ed25519
-
-    public = (
-        ed25519.Ed25519PrivateKey.from_private_bytes(private_key)
-        .public_key()
-        .public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
-    )
+    public = public_key(private_key)
     signer = key_id(public)
     (out / BUNDLES_DIR).mkdir(parents=True, exist_ok=True)
     built: list[CatalogEntry] = []

@@ -18,8 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from seedcam._jsonable import to_jsonable
-from seedcam.bundle import SignatureError
-from seedcam.errors import CatalogError, RpcError, SensorError, UpdateRefused
+from seedcam.errors import CatalogError, RpcError, SensorError, SignatureError, UpdateRefused
 from seedcam.fleet._snapshots import RateLimited, Snapshots
 from seedcam.fleet.ota import install_ota, verify_ota_request
 from seedcam.fleet.topics import Topics

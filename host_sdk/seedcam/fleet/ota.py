@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from seedcam.bundle import SignatureError, key_id
+from seedcam import _signing
 from seedcam.errors import CatalogError
 
 __all__ = [
@@ -60,19 +60,20 @@ class OtaRequest:
 
 
 def _message(name: str, version: str, sha256: str) -> bytes:
+    """What a request signs after :data:`OTA_CONTEXT`: the canonical JSON of name, version and sha256."""
     body = json.dumps({"name": name, "sha256": sha256, "version": version}, sort_keys=True, separators=(",", ":"))
-    return OTA_CONTEXT + body.encode()
+    return body.encode()
 
 
 def sign_ota_request(name: str, version: str, sha256: str, private_key: bytes) -> dict[str, str]:
-    """The ``ota/set`` payload for a catalog entry, signed with a raw 32-byte ed25519 private key."""
-    from cryptography.hazmat.primitives import serialization
-    from cryptography.hazmat.primitives.asymmetric import ed25519
+    """The ``ota/set`` payload for a catalog entry, signed with a raw 32-byte ed25519 private key.
 
-    key = ed25519.Ed25519PrivateKey.from_private_bytes(private_key)
-    public = key.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
-    signature = key.sign(_message(name, version, sha256)).hex()
-    return {"name": name, "version": version, "sha256": sha256, "key_id": key_id(public), "signature": signature}
+    Raises:
+        ValueError: the key is not 32 bytes.
+        BundleError: ``cryptography`` is not installed.
+    """
+    signer, signature = _signing.sign(private_key, OTA_CONTEXT, _message(name, version, sha256))
+    return {"name": name, "version": version, "sha256": sha256, "key_id": signer, "signature": signature.hex()}
 
 
 def verify_ota_request(payload: Any, trusted_keys: Sequence[bytes]) -> OtaRequest:
@@ -94,25 +95,20 @@ def verify_ota_request(payload: Any, trusted_keys: Sequence[bytes]) -> OtaReques
         fields[name] = value
     if not _SHA256.match(fields["sha256"]):
         raise ValueError("ota/set: sha256 must be 64 lower-case hex digits")
-    keys = {key_id(key): key for key in trusted_keys}
-    key = keys.get(fields["key_id"])
-    if key is None:
-        raise SignatureError(
-            "unknown_key", f"ota/set signed by key {fields['key_id']}, which the bridge does not trust"
-        )
     try:
         signature = bytes.fromhex(fields["signature"])
-    except ValueError:
-        raise SignatureError("bad_signature", "ota/set: the signature is not hex") from None
-    from cryptography.exceptions import InvalidSignature
-    from cryptography.hazmat.primitives.asymmetric import ed25519
-
-    try:
-        ed25519.Ed25519PublicKey.from_public_bytes(key).verify(
-            signature, _message(fields["name"], fields["version"], fields["sha256"])
-        )
-    except InvalidSignature:
-        raise SignatureError("bad_signature", "ota/set: the signature does not verify") from None
+        bad = "ota/set: the signature does not verify"
+    except ValueError:  # not hex: refused as a bad signature once the key is known to be trusted
+        signature, bad = b"", "ota/set: the signature is not hex"
+    _signing.verify(
+        fields["key_id"],
+        signature,
+        OTA_CONTEXT,
+        _message(fields["name"], fields["version"], fields["sha256"]),
+        trusted_keys,
+        unknown_key=f"ota/set signed by key {fields['key_id']}, which the bridge does not trust",
+        bad_signature=bad,
+    )
     return OtaRequest(fields["name"], fields["version"], fields["sha256"], fields["key_id"])
 
 
