@@ -17,7 +17,7 @@ from pathlib import Path
 from seedcam._proto import seedcam_pb2 as pb
 from seedcam._update_channel import UpdateChannel, raise_for
 from seedcam._update_slots import activate_on, installed_after_lost_answer
-from seedcam.bundle import BundleHeader, read_bundle
+from seedcam.bundle import Bundle, BundleHeader, read_bundle
 from seedcam.errors import LinkBroken, SensorTimeout, UpdateRefused
 from seedcam.protocol import codec
 from seedcam.sensor import Sensor
@@ -135,7 +135,7 @@ class _Pacer:
 
 def push_bundle(
     sensor: Sensor,
-    path: str | Path,
+    path: str | Path | Bundle,
     *,
     activate: bool = True,
     progress: Callable[[PushProgress], None] | None = None,
@@ -156,7 +156,8 @@ def push_bundle(
 
     Args:
         sensor: an open sensor.
-        path: the bundle file.
+        path: the bundle file, or a :class:`~seedcam.bundle.Bundle` read and checked already
+            (sent as it is: neither read nor checked again).
         activate: make the model active once its self-test passes.
         progress: called with a :class:`PushProgress` after each acknowledgement.
         timeout: seconds without any acknowledgement before the chunks are resent,
@@ -168,14 +169,17 @@ def push_bundle(
         max_bytes: stop after this many payload bytes are acknowledged and return
             without ending the transfer (benchmarks; the next push resumes).
         check_file: check the file's payload hashes before sending (off only to
-            test the device's own checks).
+            test the device's own checks); a ``Bundle`` given is not checked again.
 
     Raises:
         BundleError: the file is not a valid bundle (truncated, tampered...).
         UpdateRefused: the device refused the bundle; ``reason`` says why.
         SensorTimeout, LinkBroken: the link did not come back in time.
     """
-    bundle = read_bundle(path, check=check_file)  # refuses a truncated or tampered file before anything is sent
+    if isinstance(path, Bundle):
+        bundle = path
+    else:
+        bundle = read_bundle(path, check=check_file)  # refuses a truncated or tampered file before anything is sent
     header = bundle.header
     start = time.monotonic()
     deadline = start + resume_timeout

@@ -20,8 +20,8 @@ Nothing is trusted before it is checked, and nothing goes to a sensor before eve
    size and sha256 are compared with the entry, its own payload hashes checked, its header's
    name, version and task compared with the entry, and its ed25519 signature checked against
    the trusted keys (by the key the entry names);
-3. only then :func:`install` pushes it (:func:`seedcam.updates.push_bundle`), where the sensor
-   checks the signature again with its own keys.
+3. only then :func:`install` pushes it as parsed there (:func:`seedcam.updates.push_bundle`),
+   where the sensor checks the signature again with its own keys.
 
 Trusted keys are raw ed25519 public keys (bytes, 64 hex digits, or ``.pub`` files); without
 ``trusted_keys`` they come from ``$SEEDCAM_CATALOG_KEYS`` (keys or ``.pub`` paths, separated by
@@ -34,7 +34,6 @@ import hashlib
 import logging
 import os
 import re
-import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,7 +50,7 @@ from seedcam._catalog_format import (
     verify_catalog_bytes,
     version_key,
 )
-from seedcam.bundle import SignatureError, bundle_from_bytes, key_id, verify_signature
+from seedcam.bundle import Bundle, SignatureError, bundle_from_bytes, key_id, verify_signature
 from seedcam.errors import BundleError, CatalogError
 
 if TYPE_CHECKING:
@@ -69,8 +68,10 @@ __all__ = [
     "Catalog",
     "CatalogEntry",
     "CatalogError",
+    "VerifiedBundle",
     "entries_json",
     "fetch_bundle",
+    "fetch_verified",
     "index_url",
     "install",
     "load_catalog",
@@ -159,6 +160,21 @@ class Catalog:
         return join_url(self.url, entry.file)
 
 
+@dataclass(frozen=True)
+class VerifiedBundle:
+    """A catalog entry's bundle that passed every check of :func:`verify_entry_bytes`, parsed once.
+
+    :func:`install` pushes it as it is: it is neither parsed nor checked again.
+
+    Attributes:
+        entry: the entry it was checked against.
+        bundle: the parsed bundle (size, sha256, payload hashes, identity and signature checked).
+    """
+
+    entry: CatalogEntry
+    bundle: Bundle = field(repr=False)
+
+
 def parse_model_ref(text: str) -> tuple[str, str | None]:
     """``NAME[@VERSION]`` as ``(name, version or None)``.
 
@@ -243,13 +259,18 @@ def load_catalog(url: str, trusted_keys: Sequence[str | bytes] | None = None, *,
     return Catalog(entries, signer, index, keys)
 
 
-def verify_entry_bytes(entry: CatalogEntry, data: bytes, trusted_keys: Sequence[str | bytes] | None = None) -> None:
+def verify_entry_bytes(
+    entry: CatalogEntry, data: bytes, trusted_keys: Sequence[str | bytes] | None = None
+) -> VerifiedBundle:
     """Check a bundle's bytes against its catalog entry: size, sha256, payload, identity and signature.
 
     Args:
         entry: the entry (from a catalog that verified).
         data: the ``.scb`` file's bytes, however they were obtained.
         trusted_keys: the keys its signature must verify with; None: :func:`trusted_keys_from_env`.
+
+    Returns:
+        The parsed bundle, for :func:`install`.
 
     Raises:
         CatalogError: any difference; the message names the bundle and what differs.
@@ -283,6 +304,14 @@ def verify_entry_bytes(entry: CatalogEntry, data: bytes, trusted_keys: Sequence[
             message = f"{where} is signed by key {bundle.signature.key_id}, which is not trusted (trusted: {trusted})"
             raise CatalogError(message) from exc
         raise CatalogError(f"{where}: {exc}: refused, nothing was sent") from exc
+    return VerifiedBundle(entry, bundle)
+
+
+def _download(catalog: Catalog, entry: CatalogEntry, timeout: float, progress: Callable[[int], None] | None) -> bytes:
+    """An entry's bundle, read up to the size the entry states (one byte more is an error)."""
+    return read_url(
+        catalog.bundle_url(entry), limit=entry.size, timeout=timeout, what=f"bundle {entry.id}", progress=progress
+    )
 
 
 def fetch_bundle(
@@ -296,14 +325,26 @@ def fetch_bundle(
         timeout: seconds each network operation may wait.
         progress: called with the bytes read so far.
 
+    Returns:
+        The ``.scb`` file's bytes.
+
     Raises:
         CatalogError: unreadable, larger than the entry says, or any check fails.
     """
-    data = read_url(
-        catalog.bundle_url(entry), limit=entry.size, timeout=timeout, what=f"bundle {entry.id}", progress=progress
-    )
+    data = _download(catalog, entry, timeout, progress)
     verify_entry_bytes(entry, data, catalog.trusted_keys)
     return data
+
+
+def fetch_verified(
+    catalog: Catalog, entry: CatalogEntry, *, timeout: float = 30.0, progress: Callable[[int], None] | None = None
+) -> VerifiedBundle:
+    """Download an entry's bundle and check it as :func:`fetch_bundle` does; returns it parsed, for :func:`install`.
+
+    Raises:
+        CatalogError: unreadable, larger than the entry says, or any check fails.
+    """
+    return verify_entry_bytes(entry, _download(catalog, entry, timeout, progress), catalog.trusted_keys)
 
 
 def install(
@@ -316,7 +357,7 @@ def install(
     activate: bool = True,
     timeout: float = 30.0,
     resume_timeout: float = 60.0,
-    data: bytes | None = None,
+    data: bytes | VerifiedBundle | None = None,
 ) -> PushResult:
     """Fetch and check a bundle from the catalog, then push it to the sensor (self-test, activation).
 
@@ -329,8 +370,9 @@ def install(
         activate: make it the active model once its self-test passes.
         timeout: seconds each download operation may wait.
         resume_timeout: as for :func:`seedcam.updates.push_bundle`.
-        data: the bundle's bytes when the caller fetched them already (:func:`fetch_bundle`);
-            they are checked again, not downloaded again.
+        data: the bundle when the caller fetched it already: its bytes (:func:`fetch_bundle`),
+            checked here but not downloaded again, or the :class:`VerifiedBundle` of this entry
+            (:func:`fetch_verified`), neither checked nor parsed again.
 
     Returns:
         The push's result (:attr:`~seedcam.updates.PushResult.already_installed` when the
@@ -339,6 +381,7 @@ def install(
     Raises:
         CatalogError: no such entry, a check failed, or the sensor's firmware is older than the
             entry needs: nothing was sent.
+        ValueError: ``data`` is the verified bundle of another entry.
         UpdateRefused: the sensor refused the bundle.
         SensorTimeout, LinkBroken: the link failed.
     """
@@ -346,9 +389,13 @@ def install(
 
     entry = catalog.find(name, version)
     if data is None:
-        data = fetch_bundle(catalog, entry, timeout=timeout)
+        verified = fetch_verified(catalog, entry, timeout=timeout)
+    elif isinstance(data, VerifiedBundle):
+        if data.entry != entry:
+            raise ValueError(f"the bundle given was verified as {data.entry.id}, not as {entry.id}")
+        verified = data
     else:
-        verify_entry_bytes(entry, data, catalog.trusted_keys)
+        verified = verify_entry_bytes(entry, data, catalog.trusted_keys)
     info = sensor.device_info or sensor.info()
     if version_key(info.firmware_version) < version_key(entry.min_firmware):
         raise CatalogError(
@@ -359,8 +406,5 @@ def install(
         if progress is not None:
             progress(p.acked, p.total)
 
-    with tempfile.TemporaryDirectory(prefix="seedcam-catalog-") as folder:
-        path = Path(folder) / f"{entry.name}-{entry.version}.scb"
-        path.write_bytes(data)
-        log.info("installing %s (%d bytes) from %s", entry.id, entry.size, catalog.url)
-        return push_bundle(sensor, path, activate=activate, progress=report, resume_timeout=resume_timeout)
+    log.info("installing %s (%d bytes) from %s", entry.id, entry.size, catalog.url)
+    return push_bundle(sensor, verified.bundle, activate=activate, progress=report, resume_timeout=resume_timeout)

@@ -116,7 +116,8 @@ def cmd_install(args: argparse.Namespace, out: TextIO) -> int:
     name, version = catalog_api.parse_model_ref(args.model)
     cat = catalog_from_args(args)
     entry = cat.find(name, version)
-    data = catalog_api.fetch_bundle(cat, entry, timeout=args.timeout_catalog)  # every check, before the port opens
+    # every check, before the port opens; install pushes the bundle as parsed here
+    verified = catalog_api.fetch_verified(cat, entry, timeout=args.timeout_catalog)
     with open_sensor(args) as sensor:
         with _progress_bar(not args.quiet, entry.id) as progress:
             result = catalog_api.install(
@@ -127,7 +128,7 @@ def cmd_install(args: argparse.Namespace, out: TextIO) -> int:
                 progress,
                 activate=not args.no_activate,
                 timeout=args.timeout_catalog,
-                data=data,
+                data=verified,
             )
     install = result.install
     if args.json:

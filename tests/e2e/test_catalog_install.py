@@ -17,7 +17,7 @@ from catalog_helpers import model_at_version, resign_index
 from helpers import MODELS
 
 import seedcam
-from seedcam import catalog, updates
+from seedcam import _update_push, catalog, updates
 from seedcam.catalog import INDEX_FILE
 from seedcam.cli import main as seedcam_main
 from seedcam_tools.bundles import KeyPair, generate_keypair
@@ -52,8 +52,21 @@ def run(*argv: str) -> tuple[int, str]:
     return seedcam_main(list(argv), out), out.getvalue()
 
 
+def counted(monkeypatch: pytest.MonkeyPatch, module: object, name: str) -> list[int]:
+    """Count the calls of ``module.name`` (one item per call)."""
+    calls: list[int] = []
+    function = getattr(module, name)
+
+    def wrapper(*args: object, **kwargs: object) -> object:
+        calls.append(1)
+        return function(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, wrapper)
+    return calls
+
+
 def test_install_from_a_catalog_of_the_shipped_models_then_an_older_version(
-    firmware_factory, tmp_path: Path, key: KeyPair
+    firmware_factory, tmp_path: Path, key: KeyPair, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     cat = tmp_path / "catalog"
     build_catalog(MODELS, cat, key.private)
@@ -65,8 +78,12 @@ def test_install_from_a_catalog_of_the_shipped_models_then_an_older_version(
     assert code == 0
     assert {json.loads(line)["id"] for line in text.splitlines()} >= {"lane-v2@2.1.0", "detect-v4@4.0.0"}
 
+    parsed = counted(monkeypatch, catalog, "bundle_from_bytes")
+    verified = counted(monkeypatch, catalog, "verify_signature")
+    read = counted(monkeypatch, _update_push, "read_bundle")
     code, text = run("--port", fw.link, "models", "install", "lane-v2", *trust, "-q")
     assert code == 0, text
+    assert (len(parsed), len(verified), len(read)) == (1, 1, 0)  # the bundle checked and parsed once, then pushed
     assert text.startswith("lane-v2@2.1.0 from ") and "in lane slot a: signature and sha256 verified" in text
     assert "receiving lane-v2@2.1.0 for lane" in fw.log_path.read_text()  # what the board logs at a TransferBegin
     code, text = run("--port", fw.link, "models", "list", "--json")

@@ -151,7 +151,12 @@ def test_a_bundle_that_differs_from_its_entry_is_refused_by_size_sha256_identity
     cat = catalog.load_catalog(str(lane_catalog), [key.public])
     entry = cat.find("lane-v2")
     good = catalog.fetch_bundle(cat, entry)
-    catalog.verify_entry_bytes(entry, good, [key.public])
+    verified = catalog.verify_entry_bytes(entry, good, [key.public])
+    assert verified.entry == entry and verified.bundle.to_bytes() == good  # parsed once, pushed as it is
+    assert catalog.fetch_verified(cat, entry).bundle.to_bytes() == good
+    other = catalog.VerifiedBundle(catalog.CatalogEntry(**{**vars(entry), "version": "9.9.9"}), verified.bundle)
+    with pytest.raises(ValueError, match=r"verified as lane-v2@9\.9\.9, not as lane-v2@2\.0\.0"):
+        catalog.install(None, cat, "lane-v2", data=other)  # refused before the sensor is used
     flipped = bytearray(good)
     flipped[-10] ^= 0xFF
     with pytest.raises(CatalogError, match=r"sha256 .* differs from the catalog's .*nothing was sent"):
