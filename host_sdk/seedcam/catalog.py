@@ -79,6 +79,8 @@ __all__ = [
     "parse_public_key",
     "resolve_keys",
     "sign_catalog_bytes",
+    "size_text",
+    "split_keys",
     "trusted_keys_from_env",
     "verify_entry_bytes",
     "version_key",
@@ -175,6 +177,11 @@ class VerifiedBundle:
     bundle: Bundle = field(repr=False)
 
 
+def size_text(size: int) -> str:
+    """A bundle's size as catalog listings print it (``368 KiB``, ``1.2 MiB``)."""
+    return f"{size / 1024:.0f} KiB" if size < 1 << 20 else f"{size / (1 << 20):.1f} MiB"
+
+
 def parse_model_ref(text: str) -> tuple[str, str | None]:
     """``NAME[@VERSION]`` as ``(name, version or None)``.
 
@@ -199,13 +206,21 @@ def index_url(url: str) -> str:
     return full.rstrip("/") + "/" + INDEX_FILE
 
 
+def split_keys(text: str) -> list[str]:
+    """The keys (64 hex digits or ``.pub`` file paths) in one string, separated by commas or spaces.
+
+    As ``$SEEDCAM_CATALOG_KEYS`` and ``seedcam-tools catalog verify --trust`` give them; empty items are dropped.
+    """
+    return [item for item in re.split(r"[,\s]+", text.strip()) if item]
+
+
 def trusted_keys_from_env(env: Mapping[str, str] = os.environ) -> tuple[bytes, ...]:
     """The keys in ``$SEEDCAM_CATALOG_KEYS``: 64 hex digits or ``.pub`` file paths, by commas or spaces.
 
     Raises:
         CatalogError: an item is neither a key nor a readable key file.
     """
-    return resolve_keys(re.split(r"[,\s]+", env.get(KEYS_ENV, "").strip()))
+    return resolve_keys(split_keys(env.get(KEYS_ENV, "")))
 
 
 def resolve_keys(items: Sequence[str | bytes]) -> tuple[bytes, ...]:

@@ -43,7 +43,7 @@ def catalog_from_args(args: argparse.Namespace) -> catalog_api.Catalog:
     keys: list[str] = list(getattr(args, "trust", None) or [])
     if not keys:
         env_keys = os.environ.get(catalog_api.KEYS_ENV, "").strip()
-        keys = env_keys.replace(",", " ").split() if env_keys else list(config.catalog_keys)
+        keys = catalog_api.split_keys(env_keys) if env_keys else list(config.catalog_keys)
     return catalog_api.load_catalog(url, keys, timeout=args.timeout_catalog)
 
 
@@ -57,10 +57,6 @@ def _catalog_errors(function: Command) -> Command:
             raise CliError(str(exc), EXIT_USER) from exc
 
     return wrapped
-
-
-def _size(n: int) -> str:
-    return f"{n / 1024:.0f} KiB" if n < 1 << 20 else f"{n / (1 << 20):.1f} MiB"
 
 
 def _metrics_text(metrics: dict[str, float], limit: int = 2) -> str:
@@ -83,8 +79,8 @@ def cmd_available(args: argparse.Namespace, out: TextIO) -> int:
     out.write(f"catalog {cat.url}: {len(cat.entries)} bundles, signed by key {cat.key_id}\n")
     for e in entries:
         out.write(
-            f"{e.id:<24} {e.task:<9} {e.precision:<8} {_size(e.size):>9}  firmware >= {e.min_firmware:<7} "
-            f"{_metrics_text(dict(e.metrics))}\n"
+            f"{e.id:<24} {e.task:<9} {e.precision:<8} {catalog_api.size_text(e.size):>9}  "
+            f"firmware >= {e.min_firmware:<7} {_metrics_text(dict(e.metrics))}\n"
         )
     return EXIT_OK
 

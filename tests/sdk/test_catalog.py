@@ -106,6 +106,9 @@ def test_the_default_catalog_and_keys_come_from_the_environment_then_the_config_
     monkeypatch.setenv(catalog.KEYS_ENV, str(tmp_path / "stranger.pub"))  # the environment wins over the file
     assert seedcam_main(["models", "available"], io.StringIO()) == 1
     assert f"signed by key {key.key_id}, which is not trusted (trusted: {stranger.key_id})" in capsys.readouterr().err
+    monkeypatch.setenv(catalog.KEYS_ENV, f" {tmp_path / 'stranger.pub'},\t{key.public.hex()} ,")  # commas or spaces
+    assert seedcam_main(["models", "available"], io.StringIO()) == 0
+    assert catalog.split_keys(" a, b\tc,,") == ["a", "b", "c"] and catalog.split_keys(" ,") == []
     monkeypatch.setenv(catalog.CATALOG_ENV, str(tmp_path / "nowhere"))
     assert seedcam_main(["models", "available", "--trust", key.public.hex()], io.StringIO()) == 1
     assert "catalog.json not found" in capsys.readouterr().err

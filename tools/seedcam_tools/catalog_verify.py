@@ -20,12 +20,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import sys
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
-from seedcam.catalog import KEYS_ENV, fetch_bundle, load_catalog
+from seedcam.catalog import KEYS_ENV, fetch_bundle, load_catalog, size_text, split_keys
 from seedcam.errors import CatalogError
 
 __all__ = ["CatalogCheck", "EntryCheck", "add_verify_command", "verify_catalog"]
@@ -113,17 +112,13 @@ def verify_catalog(url: str, trusted_keys: Sequence[str | bytes] | None, *, time
     return CatalogCheck(catalog.url, catalog.key_id, tuple(checks))
 
 
-def _size(n: int) -> str:
-    return f"{n / 1024:.0f} KiB" if n < 1 << 20 else f"{n / (1 << 20):.1f} MiB"
-
-
 def _table(check: CatalogCheck) -> str:
     lines = [
         f"catalog {check.url}: {len(check.entries)} bundles, index signed by key {check.key_id}",
         f"{'model':<24} {'task':<9} {'precision':<9} {'size':>9}  check",
     ]
     for e in check.entries:
-        lines.append(f"{e.id:<24} {e.task:<9} {e.precision:<9} {_size(e.size):>9}  {'ok' if e.ok else e.error}")
+        lines.append(f"{e.id:<24} {e.task:<9} {e.precision:<9} {size_text(e.size):>9}  {'ok' if e.ok else e.error}")
     good = len(check.entries) - len(check.bad)
     lines.append(f"{good} of {len(check.entries)} bundles verified")
     return "\n".join(lines) + "\n"
@@ -131,7 +126,7 @@ def _table(check: CatalogCheck) -> str:
 
 def _keys(args: argparse.Namespace) -> list[str] | None:
     """``--trust`` (repeatable, or several separated by commas), else None: ``$SEEDCAM_CATALOG_KEYS``."""
-    given = [k for item in args.trust or [] for k in re.split(r"[,\s]+", item.strip()) if k]
+    given = [k for item in args.trust or [] for k in split_keys(item)]
     return given or None
 
 
