@@ -86,6 +86,31 @@ def test_build_lists_each_model_with_its_hash_and_headline_metrics_and_grows_by_
     assert [r["id"] for r in rows if r["name"] == "lane-v2"] == ["lane-v2@2.0.0", "lane-v2@2.1.0"]
 
 
+def test_a_rebuild_keeps_an_earlier_entry_only_when_its_bundle_passes_every_check(
+    lane_catalog: Path, key: KeyPair, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    entry = catalog.load_catalog(str(lane_catalog), [key.public]).find("lane-v2")
+    stranger = generate_keypair()
+    build_catalog(MODELS, tmp_path / "other", stranger.private, only=["lane"])
+    foreign = (tmp_path / "other" / entry.file).read_bytes()  # the same model, signed by another key
+    (lane_catalog / entry.file).write_bytes(foreign)
+    listed = {"sha256": hashlib.sha256(foreign).hexdigest(), "size": len(foreign)}
+    resign_index(lane_catalog, key, listed, entry="lane-v2")  # the index lists its size and sha256, signed
+    with caplog.at_level("WARNING", logger="seedcam_tools.catalog_build"):
+        rebuilt = build_catalog(MODELS, lane_catalog, key.private, only=["road_scene"])
+    assert rebuilt.names() == ("road_scene-v1",)
+    assert f"dropping lane-v2@2.0.0 from the catalog: bundle lane-v2@2.0.0 is signed by key {stranger.key_id}" in (
+        caplog.text
+    )
+
+    build_catalog(MODELS, lane_catalog, key.private, only=["lane"])
+    resign_index(lane_catalog, key, {"task": "detect"}, entry="lane-v2")  # size and sha256 right, the task not
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="seedcam_tools.catalog_build"):
+        rebuilt = build_catalog(MODELS, lane_catalog, key.private, only=["road_scene"])
+    assert rebuilt.names() == ("road_scene-v1",) and "for task lane, not what the catalog lists" in caplog.text
+
+
 def test_the_default_catalog_and_keys_come_from_the_environment_then_the_config_file(
     lane_catalog: Path,
     key: KeyPair,

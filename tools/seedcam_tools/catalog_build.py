@@ -10,8 +10,10 @@ signs it (:func:`seedcam.catalog.sign_catalog_bytes`).
 
 A catalog grows release by release: when ``OUT`` already holds a catalog that verifies with
 the same key, its entries that were not rebuilt are kept, as long as their bundle files are
-still there with the size and sha256 listed. Files are written atomically (temp file, fsync,
-rename), the index last, so a reader sees the old catalog or the new one.
+still there and pass every check a host installing them makes (size, sha256, payload hashes,
+name, version and task, signature by this key: :func:`seedcam.catalog.verify_entry_bytes`).
+Files are written atomically (temp file, fsync, rename), the index last, so a reader sees the
+old catalog or the new one.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from seedcam.catalog import (
     entries_json,
     load_catalog,
     sign_catalog_bytes,
+    verify_entry_bytes,
 )
 from seedcam.errors import CatalogError
 from seedcam_firmware.storage.atomic import write_atomically
@@ -95,12 +98,12 @@ def _model_folders(models: Path, only: Sequence[str]) -> list[Path]:
     return folders
 
 
-def _kept_entries(out: Path, public_key: bytes, rebuilt: set[tuple[str, str, str]]) -> list[CatalogEntry]:
-    """The entries of a catalog already in ``out`` (signed by this key) whose bundles are intact."""
+def _kept_entries(out: Path, public: bytes, rebuilt: set[tuple[str, str, str]]) -> list[CatalogEntry]:
+    """The entries of a catalog already in ``out`` (signed by this key) whose bundles pass every check."""
     if not (out / INDEX_FILE).exists():
         return []
     try:
-        previous: Catalog = load_catalog(str(out), [public_key])
+        previous: Catalog = load_catalog(str(out), [public])
     except CatalogError as exc:
         log.warning("not keeping the entries of %s: %s", out / INDEX_FILE, exc)
         return []
@@ -114,8 +117,10 @@ def _kept_entries(out: Path, public_key: bytes, rebuilt: set[tuple[str, str, str
         except OSError:
             log.warning("dropping %s from the catalog: %s is gone", entry.id, path)
             continue
-        if len(data) != entry.size or hashlib.sha256(data).hexdigest() != entry.sha256:
-            log.warning("dropping %s from the catalog: %s changed", entry.id, path)
+        try:
+            verify_entry_bytes(entry, data, [public])
+        except CatalogError as exc:
+            log.warning("dropping %s from the catalog: %s", entry.id, exc)
             continue
         kept.append(entry)
     return kept
