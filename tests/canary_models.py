@@ -27,8 +27,9 @@ def write_nan_lane_model(path: Path) -> bytes:
     import keras
     import tensorflow as tf
 
-    from seedcam_tools.export import LANE_OUTPUTS, to_tflite
-    from seedcam_tools.lanedata import LANE_INPUT
+    from seedcam_tools.export import to_tflite
+    from seedcam_tools.lane.data import LANE_INPUT
+    from seedcam_tools.lane.ship import LANE_OUTPUTS
 
     golden_in = np.load(LANE / "golden_input.npy").astype(np.float32)
     with np.load(LANE / "golden_output_f32.npz") as ref:

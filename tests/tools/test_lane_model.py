@@ -9,16 +9,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from seedcam_tools.evaluate import evaluate_lane
 from seedcam_tools.export import FLOAT_CONVERSION_TOLERANCE
-from seedcam_tools.lanedata import (
+from seedcam_tools.lane.data import (
     HELDOUT_SEED_BASE,
     LANE_INPUT,
     decode_targets,
     encode_targets,
     generate,
 )
-from seedcam_tools.train_lane import VAL_SEED_BASE, train_lane
+from seedcam_tools.lane.evaluate import evaluate_lane
+from seedcam_tools.lane.train import VAL_SEED_BASE, train_lane
 
 BUNDLE = Path(__file__).resolve().parents[2] / "models" / "lane"
 
@@ -60,15 +60,17 @@ def test_targets_round_trip_and_data_is_deterministic() -> None:
 
 
 def test_tiny_training_and_float_export_match_keras(tmp_path: Path) -> None:
-    from seedcam_tools.export import LANE_OUTPUTS, check_float_conversion, to_tflite
-    from seedcam_tools.train_lane import train_on_data
+    from seedcam_tools.export import check_float_conversion, to_tflite
+    from seedcam_tools.lane.ship import LANE_OUTPUTS
+    from seedcam_tools.lane.train import train_on_data
 
     data = generate(0, 96, workers=1)
     model, hist = train_on_data(data, None, seed=0, epochs=1, batch_size=32)
     assert all(math.isfinite(v) for v in hist["loss"])
     path = tmp_path / "tiny.tflite"
-    to_tflite(model, path, int8=False)
-    assert check_float_conversion(model, path, data.x[:100]) <= 1e-5
+    io = {"input_spec": LANE_INPUT, "outputs": LANE_OUTPUTS}
+    to_tflite(model, path, int8=False, **io)
+    assert check_float_conversion(model, path, data.x[:100], **io) <= 1e-5
     from seedcam_firmware.inference.runtime import Model
 
     m = Model(path, input_shape=LANE_INPUT.shape, outputs=LANE_OUTPUTS)

@@ -52,8 +52,8 @@ def cmd_proto(args: argparse.Namespace) -> int:
 
 def cmd_train_lane(args: argparse.Namespace) -> int:
     """Generate scenes → train → convert (float32) → quantize (INT8) → evaluate → bundle."""
-    from seedcam_tools.lanebundle import ship_lane_bundle
-    from seedcam_tools.train_lane import train_lane
+    from seedcam_tools.lane.ship import ship_lane_bundle
+    from seedcam_tools.lane.train import train_lane
 
     work = args.work or args.out.parent / f"{args.out.name}-training"
     trained = train_lane(
@@ -80,7 +80,7 @@ def cmd_train_lane(args: argparse.Namespace) -> int:
 
 def cmd_eval_lane(args: argparse.Namespace) -> int:
     from seedcam_firmware.inference.manifest import load_manifest
-    from seedcam_tools.evaluate import evaluate_lane
+    from seedcam_tools.lane.evaluate import evaluate_lane
 
     manifest = load_manifest(args.model, precision=args.precision)  # checks the file's sha256 too
     if args.data is None and args.world == "classic":  # the classic held-out scenes, as the bundle's metrics

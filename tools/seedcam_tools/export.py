@@ -2,7 +2,8 @@
 
 Every model we ship goes through :func:`write_bundle`: float32 export, the
 float-vs-Keras conversion check, full-INT8 export with a representative dataset,
-golden input/outputs, and ``manifest.json``.
+golden input/outputs, and ``manifest.json``. :func:`manifest_for_file` finds the
+manifest entry of one ``.tflite`` of such a bundle folder (where the evaluators start).
 """
 
 from __future__ import annotations
@@ -16,20 +17,21 @@ from typing import Any
 import numpy as np
 
 from seedcam_firmware import __version__ as FIRMWARE_VERSION
-from seedcam_firmware.inference.manifest import sha256_file
+from seedcam_firmware.inference.manifest import ModelManifest, load_manifest, sha256_file
 from seedcam_firmware.inference.preprocess import InputSpec, normalise
 from seedcam_firmware.inference.runtime import Model
-from seedcam_firmware.scene import DEFAULT_CAMERA
-
-from .lanedata import LANE_INPUT, MASK_SIZE, SCALES
 
 Outputs = dict[str, tuple[int, ...]]
 
-__all__ = ["LANE_OUTPUTS", "check_float_conversion", "to_tflite", "write_bundle", "write_lane_bundle", "write_metrics"]
+__all__ = [
+    "check_float_conversion",
+    "manifest_for_file",
+    "to_tflite",
+    "write_bundle",
+    "write_metrics",
+]
 
 log = logging.getLogger(__name__)
-
-LANE_OUTPUTS = {"mask": (1, *MASK_SIZE, 2), "lane_state": (1, 4), "presence": (1, 2)}
 
 
 def _converter(model: Any, workdir: Path, input_spec: InputSpec, outputs: Outputs) -> Any:
@@ -58,8 +60,8 @@ def to_tflite(
     *,
     int8: bool,
     representative: np.ndarray | None = None,
-    input_spec: InputSpec = LANE_INPUT,
-    outputs: Outputs = LANE_OUTPUTS,
+    input_spec: InputSpec,
+    outputs: Outputs,
 ) -> bytes:
     """Convert with static batch 1; INT8 is full-integer (uint8 input, int8 outputs).
 
@@ -111,8 +113,8 @@ def check_float_conversion(
     tflite_path: Path,
     pixels: np.ndarray,
     *,
-    input_spec: InputSpec = LANE_INPUT,
-    outputs: Outputs = LANE_OUTPUTS,
+    input_spec: InputSpec,
+    outputs: Outputs,
 ) -> float:
     """Max |tflite - keras| / max |keras| over all outputs and the given inputs."""
     tfl = Model(tflite_path, input_shape=input_spec.shape, outputs=outputs, num_threads=1)
@@ -194,44 +196,22 @@ def write_bundle(
     }
 
 
-def write_lane_bundle(
-    out_dir: Path,
-    model: Any,
-    representative: np.ndarray,
-    check_pixels: np.ndarray,
-    golden_pixels: np.ndarray,
-    *,
-    version: str = "1.0.0",
-) -> dict[str, Any]:
-    """Write the lane bundle (``lane_f32``/``lane_int8.tflite``, goldens, manifest); see :func:`write_bundle`."""
-    return write_bundle(
-        out_dir,
-        model,
-        stem="lane",
-        input_spec=LANE_INPUT,
-        outputs=LANE_OUTPUTS,
-        representative=representative,
-        check_pixels=check_pixels,
-        golden_pixels=golden_pixels,
-        manifest={
-            "id": f"lane-v{version.split('.')[0]}",
-            "name": "seedcam lane state (synthetic-trained CNN)",
-            "version": version,
-            "task": "lane",
-            "decoder": {
-                "state_order": ["offset_m", "heading_rad", "curvature_per_m", "lane_width_m"],
-                "state_centre": list(SCALES["centre"]),
-                "state_scale": list(SCALES["scale"]),
-                "presence_threshold": 0.5,
-                "mask_channels": ["left_line", "right_line"],
-                "reference": "floor point directly below the camera; REP-103 (+y left)",
-            },
-            "camera": DEFAULT_CAMERA.to_dict(),
-        },
-    )
-
-
 def write_metrics(out_dir: Path, metrics: dict[str, Any]) -> None:
     """Write a bundle's ``metrics.json`` (numpy scalars as numbers, anything else unknown as text)."""
     text = json.dumps(metrics, indent=2, default=lambda o: float(o) if isinstance(o, np.floating) else str(o))
     (Path(out_dir) / "metrics.json").write_text(text + "\n")
+
+
+def manifest_for_file(model_path: Path) -> ModelManifest:
+    """The manifest entry (int8 or float32) of the bundle file ``model_path``, beside its ``manifest.json``.
+
+    Raises:
+        ValueError: the manifest lists no such file.
+        BundleError: the manifest is invalid or the file fails its sha256.
+    """
+    man_json = model_path.parent / "manifest.json"
+    for prec in ("int8", "float32"):
+        m = load_manifest(man_json, precision=prec)
+        if m.file.name == model_path.name:
+            return m
+    raise ValueError(f"{model_path.name} is not listed in {man_json}")

@@ -25,8 +25,7 @@ from seedcam_firmware.inference.runtime import Model
 from seedcam_firmware.inference.validate import ctc_layout
 from seedcam_firmware.scene import DEFAULT_CAMERA
 
-from .evaluate import manifest_for_file
-from .export import write_bundle, write_metrics
+from .export import manifest_for_file, write_bundle, write_metrics
 from .ocrdata import (
     ALPHABET,
     BLANK_INDEX,

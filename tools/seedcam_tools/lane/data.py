@@ -18,7 +18,7 @@ import numpy as np
 from seedcam_firmware.inference.preprocess import InputSpec, crop_resize
 from seedcam_firmware.scene import DEFAULT_CAMERA, random_scene, render_with_mask
 
-from .workers import process_pool
+from ..workers import process_pool
 
 __all__ = [
     "HELDOUT_SEED_BASE",
@@ -99,7 +99,7 @@ def make_sample(seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarr
     Presence is what is in view (:func:`~seedcam_tools.world.lines_in_view`): a line
     that is painted but has left the frame is absent.
     """
-    from .world import lines_in_view
+    from ..world import lines_in_view
 
     spec = random_scene(np.random.default_rng(seed))
     image, truth, mask = render_with_mask(spec, DEFAULT_CAMERA)
@@ -115,7 +115,7 @@ def make_world_sample(seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np
     Presence is what is in view (a line that left the frame or is worn away is
     absent); a third of the scenes also hold signs, plates and distractors.
     """
-    from .world import render_world_scene
+    from ..world import render_world_scene
 
     scene = render_world_scene(seed, objects=seed % 3 == 0)
     lane = scene.lane

@@ -2,7 +2,7 @@
 
 Data seeds: training ``[0, samples)``, validation ``[5_000_000, 5_000_000 + val)``
 (used only to report progress), held-out evaluation from ``10_000_000`` (see
-:mod:`seedcam_tools.lanedata`; never used here).
+:mod:`seedcam_tools.lane.data`; never used here).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .lanedata import (
+from .data import (
     HELDOUT_SEED_BASE,
     LANE_INPUT,
     LaneData,
@@ -117,7 +117,7 @@ def train_on_data(
 
     from seedcam_firmware.inference.preprocess import normalise
 
-    from .lanemodel import build_lane_model
+    from .model import build_lane_model
 
     keras.utils.set_random_seed(seed)
     tf.config.experimental.enable_op_determinism()  # same seed and data -> the same weights

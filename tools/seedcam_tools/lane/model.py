@@ -5,7 +5,7 @@ from __future__ import annotations
 import keras
 from keras import layers
 
-from .lanedata import LANE_INPUT, MASK_SIZE
+from .data import LANE_INPUT, MASK_SIZE
 
 __all__ = ["OUTPUT_NAMES", "build_lane_model"]
 

@@ -1,6 +1,6 @@
 """Evaluate a lane TFLite bundle on freshly rendered held-out scenes.
 
-Held-out scenes use seeds from :data:`~seedcam_tools.lanedata.HELDOUT_SEED_BASE`
+Held-out scenes use seeds from :data:`~seedcam_tools.lane.data.HELDOUT_SEED_BASE`
 (10_000_000) upwards; ``seed`` picks an offset into that range. The whole
 firmware path is exercised: render -> :func:`preprocess` -> :class:`Model` ->
 :func:`decode_lane`.
@@ -16,30 +16,15 @@ from typing import Any
 import numpy as np
 
 from seedcam_firmware.inference.lane import decode_lane
-from seedcam_firmware.inference.manifest import ModelManifest, load_manifest
 from seedcam_firmware.inference.preprocess import preprocess
 from seedcam_firmware.inference.runtime import Model
 from seedcam_firmware.scene import random_scene, render_with_mask
 
-from .lanedata import HELDOUT_SEED_BASE
-from .world import lines_in_view
+from ..export import manifest_for_file
+from ..world import lines_in_view
+from .data import HELDOUT_SEED_BASE
 
-__all__ = ["evaluate_lane", "manifest_for_file"]
-
-
-def manifest_for_file(model_path: Path) -> ModelManifest:
-    """The manifest entry (int8 or float32) of the bundle file ``model_path``, beside its ``manifest.json``.
-
-    Raises:
-        ValueError: the manifest lists no such file.
-        BundleError: the manifest is invalid or the file fails its sha256.
-    """
-    man_json = model_path.parent / "manifest.json"
-    for prec in ("int8", "float32"):
-        m = load_manifest(man_json, precision=prec)
-        if m.file.name == model_path.name:
-            return m
-    raise ValueError(f"{model_path.name} is not listed in {man_json}")
+__all__ = ["evaluate_lane"]
 
 
 def evaluate_lane(

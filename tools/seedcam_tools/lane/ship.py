@@ -1,4 +1,7 @@
-"""Ship a trained lane model: export both precisions, self-check, evaluate, write metrics.json."""
+"""Ship a trained lane model: export both precisions, self-check, evaluate, write metrics.json.
+
+:func:`write_lane_bundle` writes the lane bundle through :func:`~seedcam_tools.export.write_bundle`.
+"""
 
 from __future__ import annotations
 
@@ -6,17 +9,60 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from .evaluate import evaluate_lane
-from .export import write_lane_bundle, write_metrics
-from .lanedata import HELDOUT_SEED_BASE, generate, make_sample
-from .train_lane import VAL_SEED_BASE
+import numpy as np
 
-__all__ = ["ACCEPTANCE", "ship_lane_bundle"]
+from seedcam_firmware.scene import DEFAULT_CAMERA
+
+from ..export import write_bundle, write_metrics
+from .data import HELDOUT_SEED_BASE, LANE_INPUT, MASK_SIZE, SCALES, generate, make_sample
+from .evaluate import evaluate_lane
+from .train import VAL_SEED_BASE
+
+__all__ = ["ACCEPTANCE", "LANE_OUTPUTS", "ship_lane_bundle", "write_lane_bundle"]
 
 log = logging.getLogger(__name__)
 
 #: acceptance bars for the shipped models on held-out scenes with both lines visible
 ACCEPTANCE = {"offset_mae_m": 0.015, "heading_mae_deg": 1.5}
+
+LANE_OUTPUTS = {"mask": (1, *MASK_SIZE, 2), "lane_state": (1, 4), "presence": (1, 2)}
+
+
+def write_lane_bundle(
+    out_dir: Path,
+    model: Any,
+    representative: np.ndarray,
+    check_pixels: np.ndarray,
+    golden_pixels: np.ndarray,
+    *,
+    version: str = "1.0.0",
+) -> dict[str, Any]:
+    """Write the lane bundle (``lane_f32``/``lane_int8.tflite``, goldens, manifest); see :func:`write_bundle`."""
+    return write_bundle(
+        out_dir,
+        model,
+        stem="lane",
+        input_spec=LANE_INPUT,
+        outputs=LANE_OUTPUTS,
+        representative=representative,
+        check_pixels=check_pixels,
+        golden_pixels=golden_pixels,
+        manifest={
+            "id": f"lane-v{version.split('.')[0]}",
+            "name": "seedcam lane state (synthetic-trained CNN)",
+            "version": version,
+            "task": "lane",
+            "decoder": {
+                "state_order": ["offset_m", "heading_rad", "curvature_per_m", "lane_width_m"],
+                "state_centre": list(SCALES["centre"]),
+                "state_scale": list(SCALES["scale"]),
+                "presence_threshold": 0.5,
+                "mask_channels": ["left_line", "right_line"],
+                "reference": "floor point directly below the camera; REP-103 (+y left)",
+            },
+            "camera": DEFAULT_CAMERA.to_dict(),
+        },
+    )
 
 
 def ship_lane_bundle(
@@ -38,7 +84,7 @@ def ship_lane_bundle(
     """
     import keras
 
-    from .train_lane import _presence_loss, _state_loss
+    from .train import _presence_loss, _state_loss
 
     model = keras.models.load_model(
         keras_path, custom_objects={"_state_loss": _state_loss, "_presence_loss": _presence_loss}, compile=False
@@ -61,7 +107,7 @@ def ship_lane_bundle(
         "acceptance": ACCEPTANCE,
         "training": train_info or {},
         "reproduce": (
-            'python -c "from seedcam_tools.evaluate import evaluate_lane; '
+            'python -c "from seedcam_tools.lane.evaluate import evaluate_lane; '
             f"print(evaluate_lane('models/lane/lane_int8.tflite', seed={eval_seed}, samples={eval_samples}))\""
         ),
     }

@@ -1,0 +1,1 @@
+"""The lane family: training data, the network, training, the bundle and its evaluation."""
