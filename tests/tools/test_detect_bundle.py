@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from seedcam_tools.detbundle import ACCEPTANCE, evaluate_detector, heldout_block
-from seedcam_tools.detdata import LABELS
+from seedcam_tools.detect.data import LABELS
+from seedcam_tools.detect.evaluate import evaluate_detector, heldout_block
+from seedcam_tools.detect.ship import ACCEPTANCE
 from seedcam_tools.export import FLOAT_CONVERSION_TOLERANCE
 
 BUNDLE = Path(__file__).resolve().parents[2] / "models" / "detect"

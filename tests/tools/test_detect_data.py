@@ -7,16 +7,16 @@ import pytest
 
 from seedcam_firmware.inference.anchors import decode_boxes
 from seedcam_firmware.scene import DEFAULT_CAMERA, SceneObject, SceneSpec, render
-from seedcam_tools.detdata import DETECT_INPUT, LABELS, difficult, generate, make_sample
-from seedcam_tools.detmetrics import average_precision, mean_average_precision, threshold_metrics
-from seedcam_tools.export import FLOAT_CONVERSION_TOLERANCE
-from seedcam_tools.train_detect import (
+from seedcam_tools.detect.data import DETECT_INPUT, LABELS, difficult, generate, make_sample
+from seedcam_tools.detect.evaluate import average_precision, mean_average_precision, threshold_metrics
+from seedcam_tools.detect.train import (
     _MIRROR_SIGNS,
     _mirrored_labels,
     anchors,
     assign_targets,
     mirror_permutation,
 )
+from seedcam_tools.export import FLOAT_CONVERSION_TOLERANCE
 
 
 def test_samples_are_deterministic_and_boxes_lie_in_the_input() -> None:
@@ -162,7 +162,7 @@ def test_losses_match_a_numpy_reference() -> None:
     """The focal and box losses (written in ``keras.ops`` for every backend) against plain numpy."""
     from keras import ops
 
-    from seedcam_tools.train_detect import FOCAL_ALPHA, FOCAL_GAMMA, _box_loss, _focal_loss
+    from seedcam_tools.detect.train import FOCAL_ALPHA, FOCAL_GAMMA, _box_loss, _focal_loss
 
     rng = np.random.default_rng(0)
     n, a, c = 2, 6, 3
@@ -188,7 +188,7 @@ def test_losses_match_a_numpy_reference() -> None:
 
 
 def test_width_scales_the_channels_but_not_the_outputs() -> None:
-    from seedcam_tools.detmodel import DETECT_OUTPUTS, build_detector
+    from seedcam_tools.detect.model import DETECT_OUTPUTS, build_detector
 
     narrow, wide = build_detector(width=1.0), build_detector()
     assert wide.count_params() > 2 * narrow.count_params()
@@ -201,7 +201,7 @@ def test_width_scales_the_channels_but_not_the_outputs() -> None:
 def test_a_deepened_detector_computes_what_the_shallow_one_did_until_trained() -> None:
     """The residual blocks start as the identity, and every other weight is the shallow detector's."""
     from seedcam_firmware.inference.preprocess import normalise
-    from seedcam_tools.detmodel import build_detector, deepen
+    from seedcam_tools.detect.model import build_detector, deepen
 
     shallow = build_detector(width=0.5, blocks=0)
     x = normalise(generate(0, 4, workers=1).x, DETECT_INPUT)
@@ -220,8 +220,8 @@ def test_training_continues_from_a_saved_detector(tmp_path) -> None:  # noqa: AN
 
     Ignoring ``init_from`` would start from fresh random kernels, which differ from the saved ones.
     """
-    from seedcam_tools.detmodel import build_detector
-    from seedcam_tools.train_detect import train_on_data
+    from seedcam_tools.detect.model import build_detector
+    from seedcam_tools.detect.train import train_on_data
 
     start = build_detector(width=0.5)
     start.save(tmp_path / "start.keras")
@@ -269,7 +269,7 @@ def test_a_shipped_tflite_becomes_the_same_trainable_keras_model() -> None:
 
     from seedcam_firmware.inference.preprocess import normalise
     from seedcam_firmware.inference.runtime import Model
-    from seedcam_tools.detmodel import build_detector
+    from seedcam_tools.detect.model import build_detector
     from seedcam_tools.tflite_weights import TfliteWeightsError, load_tflite_weights
 
     shipped = Path(__file__).parents[2] / "models" / "detect" / "detect_f32.tflite"
@@ -287,7 +287,7 @@ def test_a_shipped_tflite_becomes_the_same_trainable_keras_model() -> None:
 
 
 def test_own_frames_are_mixed_in_at_the_asked_share() -> None:
-    from seedcam_tools.detdata import data_from_frames, mix
+    from seedcam_tools.detect.data import data_from_frames, mix
     from seedcam_tools.frames import FrameObject, LabelledFrame
 
     frame = LabelledFrame(

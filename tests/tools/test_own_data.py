@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from seedcam_tools.cli import main
-from seedcam_tools.detdata import LABELS
+from seedcam_tools.detect.data import LABELS
 from seedcam_tools.frame_eval import detector_on_frames, lane_on_frames, ocr_on_frames
 from seedcam_tools.frames import heldout_frames, write_folders
 

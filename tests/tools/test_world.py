@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from seedcam_tools.detdata import DETECT_INPUT, LABELS, difficult, make_world_sample
+from seedcam_tools.detect.data import DETECT_INPUT, LABELS, difficult, make_world_sample
 from seedcam_tools.ocrdata import ALPHABET, OCR_INPUT
 from seedcam_tools.ocrdata import make_world_sample as make_world_plate
 from seedcam_tools.world import IN_VIEW_PIXELS, font_paths, plate_text, render_world_scene

@@ -102,14 +102,14 @@ def _training_facts(keras_path: Path) -> dict[str, Any]:
 
 def cmd_train_detector(args: argparse.Namespace) -> int:
     """Generate scenes → train → convert (float32) → quantize (INT8) → held-out mAP → bundle."""
-    from seedcam_tools.detbundle import ship_detector_bundle
+    from seedcam_tools.detect.ship import ship_detector_bundle
 
     work = args.work or args.out.parent / f"{args.out.name}-training"
     if args.keras is not None:  # bundle a detector trained earlier (e.g. on a GPU machine, --train-only)
         keras_path = args.keras
         trained = _training_facts(keras_path)
     else:
-        from seedcam_tools.train_detect import train_detector
+        from seedcam_tools.detect.train import train_detector
 
         trained = train_detector(
             work,
@@ -149,7 +149,7 @@ def _frames(args: argparse.Namespace, kind: str, camera: dict[str, float] | None
 
 
 def cmd_eval_detector(args: argparse.Namespace) -> int:
-    from seedcam_tools.detbundle import evaluate_detector
+    from seedcam_tools.detect.evaluate import evaluate_detector
     from seedcam_tools.frame_eval import detector_on_frames
 
     if args.data is None and args.world == "classic":  # the classic held-out blocks, as the bundle's metrics

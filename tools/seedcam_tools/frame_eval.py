@@ -28,7 +28,7 @@ from seedcam_firmware.inference.plate import crop_plate
 from seedcam_firmware.inference.preprocess import crop_resize, normalise, preprocess
 from seedcam_firmware.inference.runtime import Model
 
-from .detdata import data_from_frames
+from .detect.data import data_from_frames
 from .frames import LabelledFrame
 from .train_ocr import line_metrics
 
@@ -43,8 +43,11 @@ OCR_MIN_WIDTH_PX = 44.0
 def detector_on_frames(
     bundle_dir: str | Path, frames: Iterable[LabelledFrame], *, precision: str = "int8"
 ) -> dict[str, Any]:
-    """Detection accuracy of a bundle on labelled frames (see :func:`~seedcam_tools.detbundle.evaluate_detector`)."""
-    from .detbundle import evaluate_detector
+    """Detection accuracy of a bundle on labelled frames.
+
+    See :func:`~seedcam_tools.detect.evaluate.evaluate_detector`.
+    """
+    from .detect.evaluate import evaluate_detector
 
     manifest = load_manifest(Path(bundle_dir), precision=precision)
     labels = tuple(manifest.decoder["labels"])

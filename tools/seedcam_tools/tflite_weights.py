@@ -2,7 +2,7 @@
 
 The converter folds every BatchNormalization into the convolution before it, so
 a ``.tflite`` holds, per convolution, one kernel and one bias. Given a Keras
-model of the same architecture (e.g. :func:`~seedcam_tools.detmodel.build_detector`),
+model of the same architecture (e.g. :func:`~seedcam_tools.detect.model.build_detector`),
 :func:`load_tflite_weights` matches each Keras ``Conv2D`` with its TFLite
 ``CONV_2D`` by graph structure (its kernel shape and the convolutions it reads
 from, recursively), copies the folded kernel, and sets each following

@@ -14,7 +14,7 @@ from typing import Any
 
 from seedcam_firmware.inference.anchors import AnchorLevel
 
-from .detdata import DETECT_INPUT, LABELS
+from .data import DETECT_INPUT, LABELS
 
 __all__ = [
     "ANCHOR_LEVELS",

@@ -1,22 +1,30 @@
-"""Detection accuracy: mean average precision at IoU 0.5 (VOC-style, all-point interpolation)."""
+"""Detection accuracy: mean average precision at IoU 0.5 (VOC-style, all-point interpolation).
+
+:func:`evaluate_detector` scores a bundle on held-out scenes (:func:`heldout_block`) as the firmware runs it.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from seedcam_firmware.inference.boxes import iou_matrix
+from seedcam_firmware.inference.manifest import load_manifest
 from seedcam_firmware.inference.preprocess import normalise
+from seedcam_firmware.inference.runtime import Model
 
-from .detdata import DETECT_INPUT, LABELS, DetectionData
+from .data import DETECT_INPUT, HELDOUT_SEED_BASE, LABELS, DetectionData, generate
 
 __all__ = [
     "DEFAULT_SCORE_THRESHOLD",
     "average_precision",
     "decode_predictions",
+    "evaluate_detector",
     "evaluate_keras",
+    "heldout_block",
     "mean_average_precision",
     "threshold_metrics",
 ]
@@ -141,7 +149,7 @@ def evaluate_keras(model: Any, data: DetectionData) -> dict[str, Any]:
     """mAP@0.5 of a Keras detector on ``data`` (decoded by the firmware's decoder)."""
     from seedcam_firmware.inference.detection import make_detection_decoder
 
-    from .detmodel import DETECT_OUTPUTS, detector_decoder_config
+    from .model import DETECT_OUTPUTS, detector_decoder_config
 
     decoder = make_detection_decoder(
         detector_decoder_config(),
@@ -152,3 +160,45 @@ def evaluate_keras(model: Any, data: DetectionData) -> dict[str, Any]:
     out = model.predict(normalise(data.x, DETECT_INPUT), batch_size=64, verbose=0)
     preds = decode_predictions(out["boxes"], out["scores"], decoder)
     return mean_average_precision(preds, data.boxes, data.classes)
+
+
+def heldout_block(samples: int, seed: int = 0) -> DetectionData:
+    """Held-out scenes ``HELDOUT_SEED_BASE + seed * samples ...`` (never used in training)."""
+    return generate(HELDOUT_SEED_BASE + seed * samples, samples)
+
+
+def evaluate_detector(
+    bundle_dir: Path,
+    *,
+    precision: str,
+    samples: int = 1000,
+    seed: int = 0,
+    num_threads: int = 2,
+    data: DetectionData | None = None,
+) -> dict[str, Any]:
+    """mAP@0.5 of a bundle's TFLite model on held-out scenes (``data``, else :func:`heldout_block`).
+
+    The model runs through the firmware's runtime and its manifest-chosen decoder,
+    exactly as on the sensor.
+    """
+    from seedcam_firmware.inference.detection import make_detection_decoder
+
+    manifest = load_manifest(bundle_dir, precision=precision)
+    model = Model(manifest.file, input_shape=manifest.input_shape, outputs=manifest.outputs, num_threads=num_threads)
+    decoder = make_detection_decoder(
+        manifest.decoder,
+        input_width=manifest.input.width,
+        input_height=manifest.input.height,
+        outputs=manifest.outputs,
+        bundle_dir=manifest.bundle_dir,
+    )
+    if data is None:
+        data = heldout_block(samples, seed)
+    boxes, scores = [], []
+    for i in range(len(data.x)):
+        out = model.invoke(normalise(data.x[i : i + 1], DETECT_INPUT))
+        boxes.append(out["boxes"])
+        scores.append(out["scores"])
+    preds = decode_predictions(np.concatenate(boxes), np.concatenate(scores), decoder)
+    result = mean_average_precision(preds, data.boxes, data.classes)
+    return {"precision": precision, "samples": len(data.x), "seed": seed, **result}

@@ -24,9 +24,9 @@ from seedcam_firmware.inference.anchors import encode_boxes, grid_anchors
 from seedcam_firmware.inference.boxes import iou_matrix
 from seedcam_firmware.inference.preprocess import normalise
 
-from .detdata import DETECT_INPUT, LABELS, VAL_SEED_BASE, DetectionData, data_from_frames, generate, mix
-from .detmodel import ANCHOR_LEVELS, DETECTOR_BLOCKS, DETECTOR_WIDTH, build_detector, deepen
-from .tflite_weights import TfliteWeightsError, load_tflite_weights
+from ..tflite_weights import TfliteWeightsError, load_tflite_weights
+from .data import DETECT_INPUT, LABELS, VAL_SEED_BASE, DetectionData, data_from_frames, generate, mix
+from .model import ANCHOR_LEVELS, DETECTOR_BLOCKS, DETECTOR_WIDTH, build_detector, deepen
 
 __all__ = ["assign_targets", "train_detector", "train_on_data"]
 
@@ -312,7 +312,7 @@ def train_detector(
     train = generate(first_scene, samples, progress=progress, random_fraction=random_fraction)
     own_count = 0
     if own_data is not None:
-        from .frames import folder_frames
+        from ..frames import folder_frames
 
         own, unknown = data_from_frames(folder_frames(own_data, "detect"))
         own_count = len(own.x)

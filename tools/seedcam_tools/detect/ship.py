@@ -6,66 +6,19 @@ import logging
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from seedcam_firmware.inference.manifest import load_manifest
-from seedcam_firmware.inference.preprocess import normalise
-from seedcam_firmware.inference.runtime import Model
 from seedcam_firmware.scene import DEFAULT_CAMERA
 
-from .detdata import DETECT_INPUT, HELDOUT_SEED_BASE, VAL_SEED_BASE, DetectionData, generate, make_sample
-from .detmetrics import decode_predictions, mean_average_precision
-from .detmodel import DETECT_OUTPUTS, detector_decoder_config
-from .export import write_bundle, write_metrics
+from ..export import write_bundle, write_metrics
+from .data import DETECT_INPUT, HELDOUT_SEED_BASE, VAL_SEED_BASE, generate, make_sample
+from .evaluate import evaluate_detector, heldout_block
+from .model import DETECT_OUTPUTS, detector_decoder_config
 
-__all__ = ["ACCEPTANCE", "evaluate_detector", "heldout_block", "ship_detector_bundle"]
+__all__ = ["ACCEPTANCE", "ship_detector_bundle"]
 
 log = logging.getLogger(__name__)
 
 #: acceptance bars on held-out scenes (mAP@0.5)
 ACCEPTANCE = {"float32": 0.95, "int8": 0.94}
-
-
-def heldout_block(samples: int, seed: int = 0) -> DetectionData:
-    """Held-out scenes ``HELDOUT_SEED_BASE + seed * samples ...`` (never used in training)."""
-    return generate(HELDOUT_SEED_BASE + seed * samples, samples)
-
-
-def evaluate_detector(
-    bundle_dir: Path,
-    *,
-    precision: str,
-    samples: int = 1000,
-    seed: int = 0,
-    num_threads: int = 2,
-    data: DetectionData | None = None,
-) -> dict[str, Any]:
-    """mAP@0.5 of a bundle's TFLite model on held-out scenes (``data``, else :func:`heldout_block`).
-
-    The model runs through the firmware's runtime and its manifest-chosen decoder,
-    exactly as on the sensor.
-    """
-    from seedcam_firmware.inference.detection import make_detection_decoder
-
-    manifest = load_manifest(bundle_dir, precision=precision)
-    model = Model(manifest.file, input_shape=manifest.input_shape, outputs=manifest.outputs, num_threads=num_threads)
-    decoder = make_detection_decoder(
-        manifest.decoder,
-        input_width=manifest.input.width,
-        input_height=manifest.input.height,
-        outputs=manifest.outputs,
-        bundle_dir=manifest.bundle_dir,
-    )
-    if data is None:
-        data = heldout_block(samples, seed)
-    boxes, scores = [], []
-    for i in range(len(data.x)):
-        out = model.invoke(normalise(data.x[i : i + 1], DETECT_INPUT))
-        boxes.append(out["boxes"])
-        scores.append(out["scores"])
-    preds = decode_predictions(np.concatenate(boxes), np.concatenate(scores), decoder)
-    result = mean_average_precision(preds, data.boxes, data.classes)
-    return {"precision": precision, "samples": len(data.x), "seed": seed, **result}
 
 
 def ship_detector_bundle(
@@ -86,7 +39,7 @@ def ship_detector_bundle(
     """
     import keras
 
-    from .train_detect import CUSTOM_OBJECTS
+    from .train import CUSTOM_OBJECTS
 
     model = keras.models.load_model(keras_path, custom_objects=CUSTOM_OBJECTS, compile=False)
     if random_fraction is None:

@@ -33,7 +33,7 @@ from seedcam_firmware.inference.boxes import box_iou
 from seedcam_firmware.inference.preprocess import InputSpec, crop_resize, crop_rows
 from seedcam_firmware.scene import DEFAULT_CAMERA, OBJECT_KINDS, SceneObject, object_corners, random_scene, render
 
-from .workers import process_pool
+from ..workers import process_pool
 
 __all__ = [
     "DETECT_INPUT",
@@ -241,7 +241,7 @@ def mix(synthetic: DetectionData, own: DetectionData, fraction: float) -> Detect
 
 def make_world_sample(seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Like :func:`make_sample`, from the randomized world; difficult objects get :func:`difficult` codes."""
-    from .world import render_world_scene
+    from ..world import render_world_scene
 
     scene = render_world_scene(seed)
     return frame_sample(scene.image, ((o.label, o.box, o.difficult) for o in scene.objects))
