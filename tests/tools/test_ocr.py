@@ -15,8 +15,7 @@ from seedcam_firmware.inference.manifest import load_manifest
 from seedcam_firmware.inference.plate import crop_plate
 from seedcam_firmware.inference.runtime import Model
 from seedcam_firmware.scene import SceneObject, SceneSpec, render
-from seedcam_tools.ocrbundle import MIN_PLATE_WIDTH_PX, OCR_MANIFEST
-from seedcam_tools.ocrdata import (
+from seedcam_tools.ocr.data import (
     ALPHABET,
     BLANK_INDEX,
     MAX_TEXT_LEN,
@@ -29,7 +28,9 @@ from seedcam_tools.ocrdata import (
     jitter_box,
     random_text,
 )
-from seedcam_tools.train_ocr import augment_batch, edit_distance, line_metrics, read_texts
+from seedcam_tools.ocr.evaluate import edit_distance, line_metrics
+from seedcam_tools.ocr.ship import MIN_PLATE_WIDTH_PX, OCR_MANIFEST
+from seedcam_tools.ocr.train import augment_batch, read_texts
 
 W, H = OCR_INPUT.width, OCR_INPUT.height
 
@@ -131,18 +132,18 @@ def test_data_is_deterministic_and_labelled() -> None:
 
 
 def test_cached_generation_equals_fresh_and_reuses_blocks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import seedcam_tools.ocrdata as ocrdata
+    import seedcam_tools.ocr.data as ocr_data
 
-    monkeypatch.setattr(ocrdata, "CACHE_BLOCK", 2)
+    monkeypatch.setattr(ocr_data, "CACHE_BLOCK", 2)
     fresh = generate(3, 3, workers=1)
-    first = ocrdata.generate_cached(tmp_path, 3, 3, workers=1)
+    first = ocr_data.generate_cached(tmp_path, 3, 3, workers=1)
     np.testing.assert_array_equal(first.x, fresh.x)
     np.testing.assert_array_equal(first.labels, fresh.labels)
     assert sorted(p.name for p in tmp_path.glob("*.npz")) == ["crops-3-2.npz", "crops-5-1.npz"]
     calls: list[tuple[int, int]] = []
-    real = ocrdata.generate
-    monkeypatch.setattr(ocrdata, "generate", lambda s, n, **kw: calls.append((s, n)) or real(s, n, **kw))
-    again = ocrdata.generate_cached(tmp_path, 3, 4, workers=1)  # one more seed: only the new block renders
+    real = ocr_data.generate
+    monkeypatch.setattr(ocr_data, "generate", lambda s, n, **kw: calls.append((s, n)) or real(s, n, **kw))
+    again = ocr_data.generate_cached(tmp_path, 3, 4, workers=1)  # one more seed: only the new block renders
     assert calls == [(5, 2)]
     np.testing.assert_array_equal(again.x[:3], fresh.x)
     np.testing.assert_array_equal(again.seeds, [3, 4, 5, 6])
@@ -249,7 +250,8 @@ def test_train_ocr_smoke_writes_a_valid_bundle(tmp_path: Path, capsys: pytest.Ca
 
 
 def test_platt_calibration_recovers_a_known_reliability_curve() -> None:
-    from seedcam_tools.ocrbundle import calibration_error, fit_confidence_calibration
+    from seedcam_tools.ocr.evaluate import calibration_error
+    from seedcam_tools.ocr.ship import fit_confidence_calibration
 
     rng = np.random.default_rng(0)
     raw = rng.uniform(0.05, 1.0, 20000)

@@ -11,8 +11,9 @@ import pytest
 from seedcam_firmware.inference.manifest import load_manifest
 from seedcam_firmware.inference.runtime import Model
 from seedcam_tools.export import FLOAT_CONVERSION_TOLERANCE
-from seedcam_tools.ocrbundle import MIN_PLATE_WIDTH_PX, evaluate_ocr
-from seedcam_tools.ocrdata import ALPHABET, HELDOUT_SEED_BASE
+from seedcam_tools.ocr.data import ALPHABET, HELDOUT_SEED_BASE
+from seedcam_tools.ocr.evaluate import evaluate_ocr
+from seedcam_tools.ocr.ship import MIN_PLATE_WIDTH_PX
 
 BUNDLE = Path(__file__).resolve().parents[2] / "models" / "ocr"
 #: held-out seed block for this test: 11_000_000.. (metrics.json uses block 0, 10_000_000..)
@@ -20,7 +21,7 @@ TEST_SEED_BLOCK = 1
 
 
 def test_shipped_int8_model_reads_heldout_plates() -> None:
-    # the acceptance look: plates 0.28-0.55 m (see ocrbundle.ACCEPTANCE_LOOK)
+    # the acceptance look: plates 0.28-0.55 m (see ocr.evaluate.ACCEPTANCE_LOOK)
     r = evaluate_ocr(BUNDLE / "ocr_int8.tflite", seed=TEST_SEED_BLOCK, samples=300)
     assert r["seed_base"] == HELDOUT_SEED_BASE + 1_000_000 and r["look"]["max_forward_m"] == 0.55
     assert r["samples"] == 300

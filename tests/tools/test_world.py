@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from seedcam_tools.detect.data import DETECT_INPUT, LABELS, difficult, make_world_sample
-from seedcam_tools.ocrdata import ALPHABET, OCR_INPUT
-from seedcam_tools.ocrdata import make_world_sample as make_world_plate
+from seedcam_tools.ocr.data import ALPHABET, OCR_INPUT
+from seedcam_tools.ocr.data import make_world_sample as make_world_plate
 from seedcam_tools.world import IN_VIEW_PIXELS, font_paths, plate_text, render_world_scene
 from seedcam_tools.world.faces import object_face, plate_face
 

@@ -212,7 +212,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 def cmd_train_ocr(args: argparse.Namespace) -> int:
     """Render plate crops → train the CRNN → convert (float32) → quantize (INT8) → held-out accuracy → bundle."""
-    from seedcam_tools.ocrbundle import ship_ocr_bundle
+    from seedcam_tools.ocr.ship import ship_ocr_bundle
 
     work = args.work or args.out.parent / f"{args.out.name}-training"
     command = (
@@ -227,7 +227,7 @@ def cmd_train_ocr(args: argparse.Namespace) -> int:
         keras_path = args.keras
         info = {**_training_facts(keras_path), "command": command}
     else:
-        from seedcam_tools.train_ocr import train_ocr
+        from seedcam_tools.ocr.train import train_ocr
 
         trained = train_ocr(
             work,
@@ -259,8 +259,8 @@ def cmd_train_ocr(args: argparse.Namespace) -> int:
 
 def cmd_eval_ocr(args: argparse.Namespace) -> int:
     from seedcam_firmware.inference.manifest import load_manifest
-    from seedcam_tools.ocrbundle import evaluate_ocr
-    from seedcam_tools.ocrdata import Look
+    from seedcam_tools.ocr.data import Look
+    from seedcam_tools.ocr.evaluate import evaluate_ocr
 
     manifest = load_manifest(args.model, precision=args.precision)  # checks the file's sha256 too
     if args.data is None and args.world == "classic":  # the classic held-out crops, as the bundle's metrics

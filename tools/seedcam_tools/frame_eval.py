@@ -30,7 +30,7 @@ from seedcam_firmware.inference.runtime import Model
 
 from .detect.data import data_from_frames
 from .frames import LabelledFrame
-from .train_ocr import line_metrics
+from .ocr.evaluate import line_metrics
 
 __all__ = ["IOU_MATCH", "OCR_MIN_WIDTH_PX", "detector_on_frames", "lane_on_frames", "ocr_on_frames"]
 

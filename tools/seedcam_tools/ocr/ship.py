@@ -1,11 +1,7 @@
 """Ship a trained OCR model: export both precisions, self-check, evaluate, write metrics.json.
 
-Evaluation renders held-out plate crops (seeds from
-:data:`~seedcam_tools.ocrdata.HELDOUT_SEED_BASE`, never used in training) through
-the firmware path -- render, :func:`~seedcam_firmware.inference.plate.crop_plate`,
-:func:`~seedcam_firmware.inference.preprocess.crop_resize`, :class:`Model`,
-:func:`~seedcam_firmware.inference.ctc.greedy_decode` -- and scores exact-line
-accuracy and the character error rate.
+The evaluation (held-out crops through the firmware path) is :mod:`seedcam_tools.ocr.evaluate`'s;
+the INT8 file's confidence calibration is fitted here and written into the manifest.
 """
 
 from __future__ import annotations
@@ -22,11 +18,10 @@ from seedcam_firmware.inference.ctc import greedy_decode
 from seedcam_firmware.inference.manifest import load_manifest
 from seedcam_firmware.inference.preprocess import normalise
 from seedcam_firmware.inference.runtime import Model
-from seedcam_firmware.inference.validate import ctc_layout
 from seedcam_firmware.scene import DEFAULT_CAMERA
 
-from .export import manifest_for_file, write_bundle, write_metrics
-from .ocrdata import (
+from ..export import write_bundle, write_metrics
+from .data import (
     ALPHABET,
     BLANK_INDEX,
     HELDOUT_SEED_BASE,
@@ -39,27 +34,19 @@ from .ocrdata import (
     generate,
     make_sample,
 )
-from .train_ocr import line_metrics
+from .evaluate import ACCEPTANCE_LOOK, evaluate_ocr_on, heldout_data
 
 __all__ = [
     "ACCEPTANCE",
-    "ACCEPTANCE_LOOK",
     "MIN_PLATE_WIDTH_PX",
     "OCR_MANIFEST",
-    "calibration_error",
     "fit_confidence_calibration",
-    "evaluate_ocr",
-    "evaluate_ocr_on",
-    "heldout_data",
     "invoke_speed",
     "ship_ocr_bundle",
 ]
 
 log = logging.getLogger(__name__)
 
-#: the acceptance look: plates up to 0.55 m (>= ~44 px wide, >= ~5 px per character of the longest
-#: texts); farther plates are trained on and reported, but often illegible at 320 x 240
-ACCEPTANCE_LOOK = Look(max_forward_m=0.55)
 #: acceptance bar of the shipped model: INT8 exact-line accuracy on held-out crops of ACCEPTANCE_LOOK
 ACCEPTANCE = {"int8_line_accuracy": 0.97, "max_forward_m": ACCEPTANCE_LOOK.max_forward_m}
 
@@ -106,100 +93,11 @@ def fit_confidence_calibration(raw: np.ndarray, correct: np.ndarray) -> tuple[fl
     return (a, b) if a > 1e-6 else (1e-6, b)
 
 
-def calibration_error(confidence: np.ndarray, correct: np.ndarray, bins: int = 10) -> float:
-    """Expected calibration error: the sample-weighted mean |accuracy - confidence| over ``bins`` equal bins."""
-    confidence = np.asarray(confidence, np.float64)
-    correct = np.asarray(correct, np.float64)
-    idx = np.minimum((confidence * bins).astype(int), bins - 1)
-    total = 0.0
-    for b in range(bins):
-        sel = idx == b
-        if sel.any():
-            total += sel.sum() * abs(correct[sel].mean() - confidence[sel].mean())
-    return float(total / max(len(confidence), 1))
-
-
-def heldout_data(seed: int, samples: int, *, look: Look | None = None, workers: int = 2) -> OcrData:
-    """Held-out crops ``HELDOUT_SEED_BASE + seed * 1_000_000 + k`` for ``k < samples``.
-
-    Args:
-        seed: which block of held-out seeds.
-        samples: number of crops.
-        look: see :class:`~seedcam_tools.ocrdata.Look`; None: :data:`ACCEPTANCE_LOOK`.
-        workers: rendering processes.
-
-    Raises:
-        ValueError: ``seed`` < 0 or ``samples`` outside 1..1_000_000.
-    """
-    if seed < 0 or not 1 <= samples <= 1_000_000:
-        raise ValueError("seed must be >= 0 and samples within 1..1_000_000")
-    first = HELDOUT_SEED_BASE + seed * 1_000_000
-    return generate(first, samples, workers=workers, look=look or ACCEPTANCE_LOOK)
-
-
-def evaluate_ocr_on(model_path: str | Path, data: OcrData, *, num_threads: int = 1) -> dict[str, Any]:
-    """Line accuracy, CER and median invoke time of one ``.tflite`` of a bundle on ``data``.
-
-    Args:
-        model_path: ``ocr_int8.tflite`` or ``ocr_f32.tflite`` in a bundle folder
-            (its ``manifest.json`` must sit beside it; the decoder settings come from it).
-        data: crops made by :mod:`seedcam_tools.ocrdata`.
-        num_threads: interpreter threads.
-
-    Raises:
-        ValueError: the file is not listed in the manifest next to it.
-        BundleError: the manifest is invalid or the file's sha256 differs.
-    """
-    path = Path(model_path)
-    manifest = manifest_for_file(path)
-    dec = manifest.decoder
-    model = Model(manifest.file, input_shape=manifest.input_shape, outputs=manifest.outputs, num_threads=num_threads)
-    x = normalise(data.x, manifest.input)
-    readings, raw, times = [], [], []
-    for i in range(len(x)):
-        t0 = time.perf_counter()
-        out = model.invoke(x[i : i + 1])
-        times.append(time.perf_counter() - t0)
-        reading = greedy_decode(out["probs"][0], dec["alphabet"], int(dec["blank_index"]))
-        readings.append(reading.text)
-        raw.append(reading.confidence)
-    truth = data.texts
-    report: dict[str, Any] = {"model": path.name, "precision": manifest.precision}
-    report.update(line_metrics(readings, truth))
-    correct = np.array([r == t for r, t in zip(readings, truth, strict=True)])
-    report["raw_confidence_ece"] = calibration_error(np.array(raw), correct)
-    calibration = ctc_layout(manifest).calibration
-    if calibration is not None:
-        report["confidence_ece"] = calibration_error(np.array([calibration(c) for c in raw]), correct)
-    report["invoke_ms_median"] = 1000.0 * float(np.median(times))
-    report["errors"] = [f"{t} -> {r}" for r, t in zip(readings, truth, strict=True) if r != t][:12]
-    return report
-
-
-def evaluate_ocr(
-    model_path: str | Path, *, seed: int = 0, samples: int = 1000, look: Look | None = None, num_threads: int = 1
-) -> dict[str, Any]:
-    """Accuracy of one ``.tflite`` of a bundle on freshly rendered held-out crops.
-
-    Args:
-        model_path: see :func:`evaluate_ocr_on`.
-        seed: which block of held-out seeds (see :func:`heldout_data`).
-        samples: number of crops.
-        look: see :class:`~seedcam_tools.ocrdata.Look`; None: :data:`ACCEPTANCE_LOOK`.
-        num_threads: interpreter threads.
-    """
-    look = look or ACCEPTANCE_LOOK
-    data = heldout_data(seed, samples, look=look)
-    report = evaluate_ocr_on(model_path, data, num_threads=num_threads)
-    report.update({"seed": seed, "seed_base": HELDOUT_SEED_BASE + seed * 1_000_000, "look": asdict(look)})
-    return report
-
-
 def _cpu_note() -> str:
     """The machine and whether it has int8 dot-product instructions (what INT8 speed-ups hinge on)."""
     import platform
 
-    from .report import cpu_flags
+    from ..report import cpu_flags
 
     flags = cpu_flags()
     dot = sorted(flags & {"avx512_vnni", "avx_vnni", "amx_int8", "asimddp"})
@@ -296,7 +194,7 @@ def ship_ocr_bundle(
     """
     import keras
 
-    from .train_ocr import ctc_loss
+    from .train import ctc_loss
 
     model = keras.models.load_model(keras_path, custom_objects={"ctc_loss": ctc_loss}, compile=False)
     rep = generate(0, max(100, calibration_samples), random_fraction=random_fraction)

@@ -7,7 +7,7 @@ Everything is a static-shape 2-D convolution (NPU and XNNPACK friendly, no LSTM)
   folds the height to 1: one feature vector per 4-pixel column, 32 time steps;
 * residual 1 x 3 convolutions over time give each step its neighbours' context
   (what a BiLSTM does in the classic CRNN);
-* a 1 x 1 convolution gives the :data:`~seedcam_tools.ocrdata.NUM_CLASSES`
+* a 1 x 1 convolution gives the :data:`~seedcam_tools.ocr.data.NUM_CLASSES`
   logits (blank last), reshaped to ``[1, 32, 38]``; ``probs`` is their softmax.
 
 The model returns ``{"logits": ..., "probs": ...}``; training uses the logits
@@ -19,7 +19,7 @@ from __future__ import annotations
 import keras
 from keras import layers
 
-from .ocrdata import NUM_CLASSES, OCR_INPUT, OCR_OUTPUTS, TIME_STEPS
+from .data import NUM_CLASSES, OCR_INPUT, OCR_OUTPUTS, TIME_STEPS
 
 __all__ = ["OCR_OUTPUTS", "build_ocr_model"]
 

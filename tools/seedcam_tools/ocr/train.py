@@ -2,7 +2,7 @@
 
 Data seeds: training ``[0, samples)``, validation ``[5_000_000, 5_000_000 + val)``
 (used only to report progress), held-out evaluation from ``10_000_000`` (see
-:mod:`seedcam_tools.ocrdata`; never used here).
+:mod:`seedcam_tools.ocr.data`; never used here).
 
 Loss: CTC (``tf.nn.ctc_loss`` on the logits, blank = the last class); Adam with
 warm-up and cosine decay; batches shuffled and mildly varied by
@@ -16,7 +16,6 @@ import json
 import logging
 import math
 import time
-from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -25,7 +24,7 @@ import numpy as np
 
 from seedcam_firmware.inference.ctc import greedy_decode
 
-from .ocrdata import (
+from .data import (
     ALPHABET,
     BLANK_INDEX,
     HELDOUT_SEED_BASE,
@@ -35,13 +34,12 @@ from .ocrdata import (
     OcrData,
     generate_cached,
 )
+from .evaluate import line_metrics
 
 __all__ = [
     "OcrTrainMetrics",
     "augment_batch",
     "ctc_loss",
-    "edit_distance",
-    "line_metrics",
     "read_texts",
     "train_ocr",
     "train_on_data",
@@ -96,31 +94,6 @@ def ctc_loss(y_true: Any, y_pred: Any) -> Any:
 def read_texts(probs: np.ndarray) -> list[str]:
     """Greedy CTC readings of ``[N, T, K]`` probabilities (blank = :data:`BLANK_INDEX`)."""
     return [greedy_decode(p, ALPHABET, BLANK_INDEX).text for p in probs]
-
-
-def edit_distance(a: str, b: str) -> int:
-    """Levenshtein distance (insertions, deletions, substitutions)."""
-    prev = list(range(len(b) + 1))
-    for i, ca in enumerate(a, 1):
-        cur = [i]
-        for j, cb in enumerate(b, 1):
-            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb)))
-        prev = cur
-    return prev[-1]
-
-
-def line_metrics(predicted: Sequence[str], truth: Sequence[str]) -> dict[str, float]:
-    """Line accuracy (exact matches) and character error rate (edits / truth characters).
-
-    Raises:
-        ValueError: the lists differ in length or are empty.
-    """
-    if len(predicted) != len(truth) or not truth:
-        raise ValueError("need equally long, non-empty lists of readings and truths")
-    exact = sum(p == t for p, t in zip(predicted, truth, strict=True))
-    edits = sum(edit_distance(p, t) for p, t in zip(predicted, truth, strict=True))
-    chars = sum(len(t) for t in truth)
-    return {"line_accuracy": exact / len(truth), "cer": edits / max(chars, 1), "samples": len(truth)}
 
 
 def validation_metrics(model: Any, data: OcrData) -> dict[str, float]:
@@ -222,7 +195,7 @@ def train_on_data(
     import keras
     import tensorflow as tf
 
-    from .ocrmodel import build_ocr_model
+    from .model import build_ocr_model
 
     keras.utils.set_random_seed(seed)
     tf.config.experimental.enable_op_determinism()  # same seed and data -> the same weights
@@ -233,7 +206,7 @@ def train_on_data(
     if init_from is not None and Path(init_from).suffix == ".tflite":
         from seedcam_firmware.inference.preprocess import normalise
 
-        from .tflite_weights import load_tflite_weights
+        from ..tflite_weights import load_tflite_weights
 
         load_tflite_weights(model, init_from, normalise(train.x[:512], OCR_INPUT))
     steps = epochs * math.ceil(len(train.x) / batch_size)
@@ -277,7 +250,7 @@ def train_ocr(
     """Generate plate crops, train, and save ``ocr.keras`` + ``train_metrics.json`` in ``out_dir``.
 
     The rendered crops are kept in ``out_dir`` and reused by a rerun with the same
-    seeds and unchanged code (see :func:`~seedcam_tools.ocrdata.generate_cached`).
+    seeds and unchanged code (see :func:`~seedcam_tools.ocr.data.generate_cached`).
 
     Args:
         out_dir: output folder (created).

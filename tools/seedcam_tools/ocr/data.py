@@ -36,7 +36,7 @@ from seedcam_firmware.inference.preprocess import InputSpec, crop_resize
 from seedcam_firmware.scene import DEFAULT_CAMERA, SceneObject, random_scene, render
 from seedcam_firmware.scene.textures import OBJECT_SIZE_M
 
-from .workers import process_pool
+from ..workers import process_pool
 
 __all__ = [
     "ALPHABET",
@@ -253,7 +253,7 @@ def make_sample(seed: int, look: Look | None = None) -> tuple[np.ndarray, str]:
 def make_world_sample(seed: int) -> tuple[np.ndarray, str]:
     """Like :func:`make_sample`, from the randomized world (:mod:`seedcam_tools.world`): any font,
     colours, border, text length and aspect, 0.22..0.75 m ahead, with the world's camera effects."""
-    from .world import render_world_scene
+    from ..world import render_world_scene
 
     rng = np.random.default_rng([seed, 0x0C7])
     scene = render_world_scene(seed, plate_focus=True)
@@ -341,7 +341,7 @@ def data_key(first_seed: int, count: int, look: Look | None = None, random_fract
 
     h = hashlib.sha256(f"{first_seed}:{count}:{look or Look()!r}:{random_fraction!r}".encode())
     if random_fraction > 0:
-        from . import world
+        from .. import world
 
         for f in sorted(Path(str(world.__file__)).parent.glob("*.py")):
             h.update(f.read_bytes())
