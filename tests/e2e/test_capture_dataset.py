@@ -11,7 +11,7 @@ from helpers import MODELS
 from scripted_scenes import STOP_AND_PLATE
 
 from seedcam.cli import main as seedcam_main
-from seedcam_tools.classifierdata import scan_image_folder
+from seedcam_tools.classify.data import scan_image_folder
 from seedcam_tools.cli import main as tools_main
 from seedcam_tools.datasets import read_detection_folder
 

@@ -14,8 +14,7 @@ from seedcam.errors import SensorError
 from seedcam_firmware.inference.manifest import load_manifest
 from seedcam_firmware.inference.preprocess import InputSpec, crop_resize
 from seedcam_firmware.scene import render_with_mask
-from seedcam_tools.classifier import DEFAULT_INPUT, evaluate_bundle, parse_input_size
-from seedcam_tools.classifierdata import (
+from seedcam_tools.classify.data import (
     HELDOUT_SEED_BASE,
     MIN_LINE_COVERAGE,
     ROAD_CLASSES,
@@ -29,9 +28,10 @@ from seedcam_tools.classifierdata import (
     split_images,
     write_road_scene_folder,
 )
+from seedcam_tools.classify.evaluate import evaluate_bundle
+from seedcam_tools.classify.train import DEFAULT_INPUT, Augment, augment_batch, parse_input_size
 from seedcam_tools.cli import main
 from seedcam_tools.export import FLOAT_CONVERSION_TOLERANCE
-from seedcam_tools.train_classifier import Augment, augment_batch
 
 REPO = Path(__file__).resolve().parents[2]
 BUNDLE = REPO / "models" / "road_scene"
@@ -160,7 +160,7 @@ def test_augmentation_is_seeded_and_flips_only_when_asked() -> None:
 
 
 def test_training_is_deterministic_and_keeps_the_best_epoch() -> None:
-    from seedcam_tools.train_classifier import train_classifier_model
+    from seedcam_tools.classify.train import train_classifier_model
 
     rng = np.random.default_rng(0)
     x = rng.integers(0, 256, (24, SMALL.height, SMALL.width, 3), dtype=np.uint8)

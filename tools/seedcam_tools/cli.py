@@ -162,7 +162,7 @@ def cmd_eval_detector(args: argparse.Namespace) -> int:
 
 def cmd_train_classifier(args: argparse.Namespace) -> int:
     """Folder of class subfolders → train → float32 + INT8 bundle → held-out accuracy → metrics.json."""
-    from seedcam_tools.classifier import parse_input_size, train_classifier
+    from seedcam_tools.classify.train import parse_input_size, train_classifier
 
     metrics = train_classifier(
         args.data,
@@ -183,7 +183,7 @@ def cmd_train_classifier(args: argparse.Namespace) -> int:
 
 def cmd_gen_classifier_data(args: argparse.Namespace) -> int:
     """Render the synthetic road-scene classes into class folders."""
-    from seedcam_tools.classifierdata import write_road_scene_folder
+    from seedcam_tools.classify.data import write_road_scene_folder
 
     counts = write_road_scene_folder(
         args.out, per_class=args.per_class, seed=args.seed, image_format=args.format, progress=not args.quiet

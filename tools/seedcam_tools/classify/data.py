@@ -34,7 +34,7 @@ from seedcam.errors import SensorError
 from seedcam_firmware.inference.preprocess import InputSpec, crop_resize
 from seedcam_firmware.scene import SceneSpec, random_objects, random_scene, render_with_mask
 
-from .workers import process_pool
+from ..workers import process_pool
 
 __all__ = [
     "HELDOUT_SEED_BASE",
@@ -408,7 +408,7 @@ def write_road_scene_folder(
             pool.close()
             pool.join()
     meta = {
-        "generator": "seedcam_tools.classifierdata.write_road_scene_folder",
+        "generator": "seedcam_tools.classify.data.write_road_scene_folder",
         "classes": list(ROAD_CLASSES),
         "per_class": per_class,
         "seed_base": seed,
