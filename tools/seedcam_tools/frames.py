@@ -72,9 +72,9 @@ class LabelledFrame:
 
 
 def classic_frames(first_seed: int, count: int) -> Iterator[LabelledFrame]:
-    """Our classic world: the detector's classic scenes (``detect.data.random_detection_scene``: a
+    """Our classic world: the detector's classic scenes (``classic_world.random_detection_scene``: a
     ``random_scene`` lane with 0..4 signs and plates in view), as rendered for the emulated board."""
-    from .detect.data import random_detection_scene
+    from .classic_world import random_detection_scene
     from .world import lines_in_view
 
     for seed in range(first_seed, first_seed + count):

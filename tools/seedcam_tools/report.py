@@ -37,6 +37,7 @@ from seedcam_firmware.inference.manifest import ModelManifest, load_manifest
 from seedcam_firmware.inference.runtime import Model
 from seedcam_firmware.storage.atomic import write_atomically
 
+from .cpu import cpu_flags
 from .cross_world import WORLD_NOTES, world_text
 from .latency_reference import Reference, find_references, load_reference, reference_dict, render_reference
 from .report_model import MachineInfo, ModelReport, PrecisionRow, Report
@@ -47,7 +48,6 @@ __all__ = [
     "PrecisionRow",
     "accuracy_text",
     "build_report",
-    "cpu_flags",
     "find_bundles",
     "machine_info",
     "median_latency_ms",
@@ -76,20 +76,6 @@ def _cpu_model() -> str:
             if sep and name.strip() == key and value.strip():
                 return value.strip()
     return platform.processor() or platform.machine() or "unknown CPU"
-
-
-def cpu_flags() -> frozenset[str]:
-    """The CPU's feature flags from /proc/cpuinfo (x86 ``flags``, ARM ``Features``); empty where unreadable."""
-    try:
-        text = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return frozenset()
-    flags: set[str] = set()
-    for line in text.splitlines():
-        name, sep, value = line.partition(":")
-        if sep and name.strip() in ("flags", "Features"):
-            flags.update(value.split())
-    return frozenset(flags)
 
 
 def _int8_cpu_features() -> tuple[str, ...]:

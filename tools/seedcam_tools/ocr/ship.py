@@ -97,7 +97,7 @@ def _cpu_note() -> str:
     """The machine and whether it has int8 dot-product instructions (what INT8 speed-ups hinge on)."""
     import platform
 
-    from ..report import cpu_flags
+    from ..cpu import cpu_flags
 
     flags = cpu_flags()
     dot = sorted(flags & {"avx512_vnni", "avx_vnni", "amx_int8", "asimddp"})
