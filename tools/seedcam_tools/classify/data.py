@@ -34,7 +34,7 @@ from seedcam.errors import SensorError
 from seedcam_firmware.inference.preprocess import InputSpec, crop_resize
 from seedcam_firmware.scene import SceneSpec, random_objects, random_scene, render_with_mask
 
-from ..workers import process_pool
+from ..workers import map_in_workers
 
 __all__ = [
     "HELDOUT_SEED_BASE",
@@ -391,22 +391,12 @@ def write_road_scene_folder(
     for label in ROAD_CLASSES:
         (out / label).mkdir(parents=True, exist_ok=True)
     chunks = [jobs[i : i + 64] for i in range(0, len(jobs), 64)]
-    pool = process_pool(workers) if workers > 1 and len(jobs) > 128 else None
-    it = pool.imap(_render_chunk, chunks) if pool is not None else map(_render_chunk, chunks)
-    try:
-        if progress:
-            from tqdm import tqdm
-
-            it = tqdm(it, total=len(chunks), desc="render", unit="chunk")
-        i = 0
-        for part in it:
-            for blob in part:
-                names[i].write_bytes(blob)
-                i += 1
-    finally:
-        if pool is not None:
-            pool.close()
-            pool.join()
+    procs = workers if len(jobs) > 128 else 1
+    i = 0
+    for part in map_in_workers(_render_chunk, chunks, workers=procs, progress=progress, desc="render", unit="chunk"):
+        for blob in part:
+            names[i].write_bytes(blob)
+            i += 1
     meta = {
         "generator": "seedcam_tools.classify.data.write_road_scene_folder",
         "classes": list(ROAD_CLASSES),

@@ -30,7 +30,7 @@ from seedcam_firmware.inference.preprocess import InputSpec, crop_resize, crop_r
 from seedcam_firmware.scene import OBJECT_KINDS, render
 
 from ..classic_world import random_detection_scene
-from ..workers import process_pool
+from ..workers import map_in_workers
 
 __all__ = [
     "DETECT_INPUT",
@@ -197,23 +197,12 @@ def generate(
     x = np.empty((n, h, w, 3), np.uint8)
     boxes: list[np.ndarray] = []
     classes: list[np.ndarray] = []
-    procs = workers or min(mp.cpu_count(), 8)
-    iterator = map(_make_any, jobs) if procs == 1 or n < 64 else None
-    pool = None
-    if iterator is None:
-        pool = process_pool(procs)
-        iterator = pool.imap(_make_any, jobs, chunksize=32)
-    if progress:
-        from tqdm import tqdm
-
-        iterator = tqdm(iterator, total=n, desc="render detection scenes", unit="scene")
-    try:
-        for i, (pixels, b, c) in enumerate(iterator):
-            x[i] = pixels
-            boxes.append(b)
-            classes.append(c)
-    finally:
-        if pool is not None:
-            pool.close()
-            pool.join()
+    procs = (workers or min(mp.cpu_count(), 8)) if n >= 64 else 1
+    desc = "render detection scenes"
+    for i, (pixels, b, c) in enumerate(
+        map_in_workers(_make_any, jobs, workers=procs, chunksize=32, progress=progress, desc=desc, unit="scene")
+    ):
+        x[i] = pixels
+        boxes.append(b)
+        classes.append(c)
     return DetectionData(x=x, boxes=boxes, classes=classes, seeds=seeds)

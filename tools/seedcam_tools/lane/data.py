@@ -18,7 +18,7 @@ import numpy as np
 from seedcam_firmware.inference.preprocess import InputSpec, crop_resize
 from seedcam_firmware.scene import DEFAULT_CAMERA, random_scene, render_with_mask
 
-from ..workers import process_pool
+from ..workers import map_in_workers
 
 __all__ = [
     "HELDOUT_SEED_BASE",
@@ -144,23 +144,9 @@ def generate(
     seeds = list(range(first_seed, first_seed + count))
     chunks = [(seeds[i : i + 256], random_fraction) for i in range(0, count, 256)]
     out: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
-    if workers <= 1 or count < 512:
-        it = map(_chunk, chunks)
-        pool = None
-    else:
-        pool = process_pool(workers)
-        it = pool.imap(_chunk, chunks)
-    try:
-        if progress:
-            from tqdm import tqdm
-
-            it = tqdm(it, total=len(chunks), desc="render", unit="chunk")
-        for part in it:
-            out.extend(part)
-    finally:
-        if pool is not None:
-            pool.close()
-            pool.join()
+    procs = workers if count >= 512 else 1
+    for part in map_in_workers(_chunk, chunks, workers=procs, progress=progress, desc="render", unit="chunk"):
+        out.extend(part)
     return LaneData(
         x=np.stack([o[0] for o in out]),
         mask=np.stack([o[1] for o in out]),

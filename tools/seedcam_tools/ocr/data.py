@@ -36,7 +36,7 @@ from seedcam_firmware.inference.preprocess import InputSpec, crop_resize
 from seedcam_firmware.scene import DEFAULT_CAMERA, SceneObject, random_scene, render
 from seedcam_firmware.scene.textures import OBJECT_SIZE_M
 
-from ..workers import process_pool
+from ..workers import map_in_workers
 
 __all__ = [
     "ALPHABET",
@@ -298,23 +298,9 @@ def generate(
     seeds = list(range(first_seed, first_seed + count))
     chunks = [(seeds[i : i + 256], look or Look(), random_fraction) for i in range(0, count, 256)]
     out: list[tuple[np.ndarray, str]] = []
-    if workers <= 1 or count < 512:
-        it = map(_chunk, chunks)
-        pool = None
-    else:
-        pool = process_pool(workers)
-        it = pool.imap(_chunk, chunks)
-    try:
-        if progress:
-            from tqdm import tqdm
-
-            it = tqdm(it, total=len(chunks), desc="render plates", unit="chunk")
-        for part in it:
-            out.extend(part)
-    finally:
-        if pool is not None:
-            pool.close()
-            pool.join()
+    procs = workers if count >= 512 else 1
+    for part in map_in_workers(_chunk, chunks, workers=procs, progress=progress, desc="render plates", unit="chunk"):
+        out.extend(part)
     labels = np.full((count, MAX_TEXT_LEN), -1, np.int32)
     lengths = np.zeros(count, np.int32)
     for i, (_, text) in enumerate(out):
