@@ -28,6 +28,7 @@ import cv2
 import numpy as np
 
 from seedcam._proto import seedcam_pb2 as pb
+from seedcam.protocol.framing import DELIMITER, max_encoded_size
 from seedcam_firmware.camera.base import Frame
 from seedcam_firmware.rpc import RequestFailed
 
@@ -59,7 +60,7 @@ class PreviewStats:
     """What the stream sent since boot."""
 
     frames_sent: int
-    bytes_sent: int
+    bytes_sent: int  #: the link frames of the pieces that went out (the stream's own traffic)
     frames_dropped: int  #: JPEGs abandoned half-way (a chunk the link dropped)
 
 
@@ -109,7 +110,7 @@ class PreviewStream:
         self._candidate: Frame | None = None
         self._busy = False
         self._stop = False
-        self._own_bytes = 0
+        self._own_bytes = 0  # the link frames of the pieces sent (the link's counter also has the results)
         #: preview requests answered (starts, renewals, stops)
         self.requests = 0
         self._frames_sent = 0
@@ -252,13 +253,13 @@ class PreviewStream:
                 total_size=total,
                 data=data,
             )
-            before = self._bytes_sent()
-            sent = self._send(pb.StatusEvent(preview=chunk))
+            event = pb.StatusEvent(preview=chunk)
+            sent = self._send(event)
             with self._cond:
-                self._own_bytes += max(0, self._bytes_sent() - before)
                 if not sent:
                     self._frames_dropped += 1
                     return
+                self._own_bytes += _link_frame_size(event)
         with self._cond:
             self._frames_sent += 1
 
@@ -295,6 +296,15 @@ class PreviewStream:
         span = now - start_time
         rate = (other - start_bytes) / span if span >= 0.2 else 0.0
         return max(0.0, self._capacity * LINE_SHARE - rate)
+
+
+def _link_frame_size(event: pb.StatusEvent) -> int:
+    """The bytes the link frame of ``event`` puts on the line (COBS's worst case: one byte in 254 over at most).
+
+    The stream's own traffic is the size of its own frames, not what the link's counter gained
+    during a send: the results that went out meanwhile are the other traffic.
+    """
+    return max_encoded_size(event.ByteSize()) + len(DELIMITER)
 
 
 def encode(image: np.ndarray, quality: int, max_width: int) -> tuple[bytes, int, int]:

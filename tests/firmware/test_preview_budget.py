@@ -96,3 +96,41 @@ def test_a_full_line_sends_no_preview(stream_on) -> None:  # noqa: ANN001
     deadline = time.monotonic() + 1.0
     wait_until(lambda: time.monotonic() > deadline, timeout=2, what="a second of a full line")
     assert line.preview_bytes <= 2 * int(CAPACITY * PIECE_S) + 2 * 60  # at most the bucket's start
+
+
+class BusyLine(Line):
+    """A line on which a result goes out while each preview piece is on it (another thread's send)."""
+
+    RESULT = 200
+
+    def __init__(self) -> None:
+        super().__init__(other_rate=0.0)
+        self.result_bytes = 0
+
+    def send(self, event: pb.StatusEvent) -> bool:
+        sent = super().send(event)
+        with self.lock:
+            self.result_bytes += self.RESULT  # counted by the link before the piece's send returns
+        return sent
+
+    def bytes_sent(self) -> int:
+        with self.lock:
+            return self.preview_bytes + self.result_bytes
+
+
+def test_the_stream_counts_only_its_own_pieces_as_its_traffic() -> None:
+    line = BusyLine()
+    frame = _noisy_frame(1)
+    stream = PreviewStream(
+        line.send, bytes_sent=line.bytes_sent, latest_frame=lambda: frame, line_rate_bps=None, max_frame_size=4096
+    )
+    stream.start()
+    try:
+        stream.request(pb.PreviewRequest(fps=5))
+        stream.offer(frame)
+        wait_until(lambda: stream.stats.frames_sent == 1, what="one preview sent")
+    finally:
+        stream.close()
+    assert len(line.chunks) > 1
+    # the size of each piece's link frame, at most one COBS byte in 254 over what the line counted
+    assert line.preview_bytes <= stream.stats.bytes_sent <= line.preview_bytes * 1.01 + len(line.chunks)
