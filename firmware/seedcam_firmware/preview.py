@@ -50,6 +50,7 @@ _CHUNK_OVERHEAD = 40  # protobuf fields and link framing around a chunk's data
 _JPEG_HEADROOM = 512
 _RATE_WINDOW_S = 1.0
 _POLL_S = 0.1
+_MIN_WAIT_S = 0.001  # a wait for the budget lasts this at least (a float's last bit never adds up to a piece)
 
 #: sends one status event; False when the link dropped it
 SendEvent = Callable[[pb.StatusEvent], bool]
@@ -83,6 +84,8 @@ class PreviewStream:
         line_rate_bps: the line's baud rate (8N1), None for a fast link.
         max_frame_size: the largest payload of one link frame.
         clock: monotonic seconds (tests pass their own).
+        sleep: waits this many seconds of ``clock`` for the line's budget (None: waits on the
+            stream's condition, which :meth:`close` ends); tests pass one that advances their clock.
     """
 
     def __init__(
@@ -94,6 +97,7 @@ class PreviewStream:
         line_rate_bps: int | None,
         max_frame_size: int,
         clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], object] | None = None,
     ) -> None:
         self._send = send
         self._bytes_sent = bytes_sent
@@ -103,6 +107,7 @@ class PreviewStream:
         limit = max(256, max_frame_size - _JPEG_HEADROOM)
         self._piece = min(limit, max(128, int(self._capacity * PIECE_S))) if self._capacity else limit
         self._clock = clock
+        self._sleep = sleep or self._wait_unless_stopped
         self._cond = threading.Condition()
         self._settings: _Settings | None = None
         self._lease_until = 0.0
@@ -279,9 +284,12 @@ class PreviewStream:
                 self._tokens -= size
                 return True
             wait = (size - self._tokens) / allowance if allowance > 0 else _POLL_S
-            with self._cond:
-                if self._cond.wait_for(lambda: self._stop, min(_POLL_S, wait)):
-                    return False
+            self._sleep(min(_POLL_S, max(_MIN_WAIT_S, wait)))
+
+    def _wait_unless_stopped(self, seconds: float) -> None:
+        """The default ``sleep``: ``seconds`` on the stream's condition, so :meth:`close` ends it at once."""
+        with self._cond:
+            self._cond.wait_for(lambda: self._stop, seconds)
 
     def _allowance(self, now: float) -> float:
         """Bytes a second the preview may use now: the line's share less the other traffic's recent rate."""

@@ -1,52 +1,74 @@
-"""The firmware's preview stream takes only the line capacity the other traffic leaves (a token bucket)."""
+"""The firmware's preview stream takes only the line capacity the other traffic leaves (a token bucket).
+
+The stream runs on a fake clock (its ``clock=`` and ``sleep=``): time moves only when the stream
+waits for its budget or a piece is on the line, so what it sends when is the same on any machine.
+"""
 
 from __future__ import annotations
 
 import threading
-import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import numpy as np
 import pytest
 from helpers import wait_until
 
 from seedcam._proto import seedcam_pb2 as pb
-from seedcam_firmware.camera.base import Frame
+from seedcam.protocol.framing import Channel, Frame, encode_frame
+from seedcam_firmware.camera import base
 from seedcam_firmware.preview import LINE_SHARE, PIECE_S, PreviewStream
 
 LINE_BPS = 115_200
 CAPACITY = LINE_BPS / 10  # bytes a second, 8N1
-FRAMING = 11
+PIECE = int(CAPACITY * PIECE_S)
+
+
+class Clock:
+    """Fake monotonic seconds, moved on by :meth:`advance` only."""
+
+    def __init__(self) -> None:
+        self._now = 0.0
+        self._lock = threading.Lock()
+
+    def __call__(self) -> float:
+        with self._lock:
+            return self._now
+
+    def advance(self, seconds: float) -> None:
+        with self._lock:
+            self._now += seconds
 
 
 class Line:
-    """A fake link: counts what the stream sends plus other traffic at a steady rate."""
+    """A fake UART: a preview piece holds the line for its frame's bytes; other traffic flows steadily."""
 
-    def __init__(self, other_rate: float) -> None:
+    def __init__(self, clock: Clock, other_rate: float) -> None:
+        self.clock = clock
         self.other_rate = other_rate
-        self.start = time.monotonic()
         self.preview_bytes = 0
-        self.chunks: list[pb.PreviewChunk] = []
+        self.pieces: list[tuple[float, int, pb.PreviewChunk]] = []  # (start, link bytes, chunk)
         self.lock = threading.Lock()
 
     def send(self, event: pb.StatusEvent) -> bool:
+        size = len(encode_frame(Frame(Channel.STATUS, 0, event.SerializeToString())))
         with self.lock:
-            self.preview_bytes += len(event.SerializeToString()) + FRAMING
-            self.chunks.append(event.preview)
+            self.preview_bytes += size
+            self.pieces.append((self.clock(), size, event.preview))
+        self.clock.advance(size / CAPACITY)  # the results sent meanwhile are in bytes_sent() when it returns
         return True
 
     def bytes_sent(self) -> int:
         with self.lock:
-            return int((time.monotonic() - self.start) * self.other_rate) + self.preview_bytes
+            return int(self.clock() * self.other_rate) + self.preview_bytes
 
 
-def _noisy_frame(frame_id: int) -> Frame:
+def _noisy_frame(frame_id: int) -> base.Frame:
     image = np.random.default_rng(frame_id).integers(0, 255, (240, 320, 3), dtype=np.uint8)  # ~50 kB as JPEG
-    return Frame(frame_id=frame_id, timestamp_us=frame_id * 1000, image=image)
+    return base.Frame(frame_id=frame_id, timestamp_us=frame_id * 1000, image=image)
 
 
 @pytest.fixture
-def stream_on() -> Iterator[object]:
+def stream_on() -> Iterator[Callable[[Line], PreviewStream]]:
     streams: list[PreviewStream] = []
 
     def start(line: Line) -> PreviewStream:
@@ -57,6 +79,8 @@ def stream_on() -> Iterator[object]:
             latest_frame=lambda: frame,
             line_rate_bps=LINE_BPS,
             max_frame_size=65536,
+            clock=line.clock,
+            sleep=line.clock.advance,
         )
         streams.append(stream)
         stream.start()
@@ -69,49 +93,56 @@ def stream_on() -> Iterator[object]:
 
 @pytest.mark.parametrize("other_rate", [2000.0, 6000.0])
 def test_the_stream_fills_only_what_the_other_traffic_leaves(stream_on, other_rate: float) -> None:  # noqa: ANN001
-    line = Line(other_rate)
+    line = Line(Clock(), other_rate)
     stream = stream_on(line)
-    wait_until(lambda: time.monotonic() - line.start > 0.4, what="a rate sample of the other traffic")
-    answer = stream.request(pb.PreviewRequest(fps=10, quality=95, max_width=320))
+    line.clock.advance(0.4)  # a rate sample of the other traffic
+    request = pb.PreviewRequest(fps=10, quality=95, max_width=320, lease_s=60)
+    answer = stream.request(request)
+    allowance = CAPACITY * LINE_SHARE - other_rate
     assert answer.line_limited and answer.fps < 1
     stream.offer(_noisy_frame(2))
-    wait_until(lambda: line.chunks, what="the first piece")
-    start_bytes, start = line.preview_bytes, time.monotonic()
-    wait_until(lambda: time.monotonic() - start >= 1.5, timeout=3, what="1.5 s of preview")
-    rate = (line.preview_bytes - start_bytes) / (time.monotonic() - start)
-    allowance = CAPACITY * LINE_SHARE - other_rate
-    piece = int(CAPACITY * PIECE_S)
-    assert rate <= allowance * 1.1 + 2 * piece / 1.5, f"{rate:.0f} B/s over the {allowance:.0f} B/s left"
-    assert rate >= allowance * 0.6, f"{rate:.0f} B/s: the stream leaves capacity unused"
-    assert max(len(c.data) for c in line.chunks) <= piece  # a result waits at most one piece's line time
+    wait_until(lambda: stream.stats.frames_sent == 1, timeout=30, what="one whole preview JPEG")
+    first, (last, size, chunk) = line.pieces[0][0], line.pieces[-1]
+    span = last + size / CAPACITY - first
+    rate = line.preview_bytes / span
+    assert rate <= allowance + 2 * PIECE / span, f"{rate:.0f} B/s over the {allowance:.0f} B/s left"
+    assert rate >= allowance * 0.95, f"{rate:.0f} B/s: the stream leaves capacity unused"
+    assert max(len(c.data) for _, _, c in line.pieces) <= PIECE  # a result waits at most one piece's line time
+    # the verdict after a JPEG went out still sees the other traffic's rate: what fits beside it
+    fits = allowance / line.preview_bytes
+    assert stream.request(request).fps == pytest.approx(fits, rel=0.05, abs=0.006)  # rounded to 0.01
+    assert chunk.offset + len(chunk.data) == chunk.total_size
 
 
 def test_a_full_line_sends_no_preview(stream_on) -> None:  # noqa: ANN001
-    line = Line(CAPACITY * 0.9)  # results alone use 90 % of the line
+    line = Line(Clock(), CAPACITY * 0.9)  # results alone use 90 % of the line
     stream = stream_on(line)
-    wait_until(lambda: time.monotonic() - line.start > 0.4, what="a rate sample of the other traffic")
+    line.clock.advance(0.4)  # a rate sample of the other traffic
     answer = stream.request(pb.PreviewRequest(fps=5))
     assert answer.line_limited and answer.fps == 0
     stream.offer(_noisy_frame(2))
-    deadline = time.monotonic() + 1.0
-    wait_until(lambda: time.monotonic() > deadline, timeout=2, what="a second of a full line")
-    assert line.preview_bytes <= 2 * int(CAPACITY * PIECE_S) + 2 * 60  # at most the bucket's start
+    wait_until(lambda: not stream.active, what="the lease (5 s of the fake clock) to lapse")
+    assert line.preview_bytes == 0
+    assert stream.stats.frames_dropped == 0 and stream.stats.frames_sent == 0
 
 
-class BusyLine(Line):
-    """A line on which a result goes out while each preview piece is on it (another thread's send)."""
+class BusyLine:
+    """A fast link on which a result goes out while each preview piece is on it (another thread's send)."""
 
     RESULT = 200
 
     def __init__(self) -> None:
-        super().__init__(other_rate=0.0)
+        self.preview_bytes = 0
+        self.pieces = 0
         self.result_bytes = 0
+        self.lock = threading.Lock()
 
     def send(self, event: pb.StatusEvent) -> bool:
-        sent = super().send(event)
         with self.lock:
+            self.preview_bytes += len(encode_frame(Frame(Channel.STATUS, 0, event.SerializeToString())))
+            self.pieces += 1
             self.result_bytes += self.RESULT  # counted by the link before the piece's send returns
-        return sent
+        return True
 
     def bytes_sent(self) -> int:
         with self.lock:
@@ -131,6 +162,6 @@ def test_the_stream_counts_only_its_own_pieces_as_its_traffic() -> None:
         wait_until(lambda: stream.stats.frames_sent == 1, what="one preview sent")
     finally:
         stream.close()
-    assert len(line.chunks) > 1
+    assert line.pieces > 1
     # the size of each piece's link frame, at most one COBS byte in 254 over what the line counted
-    assert line.preview_bytes <= stream.stats.bytes_sent <= line.preview_bytes * 1.01 + len(line.chunks)
+    assert line.preview_bytes <= stream.stats.bytes_sent <= line.preview_bytes * 1.01
