@@ -29,7 +29,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import cv2
 import numpy as np
 
 from seedcam._proto import seedcam_pb2 as pb
@@ -37,7 +36,7 @@ from seedcam.protocol import codec
 from seedcam.types import DeviceInfo, Health, LaneStatus, Result
 from seedcam_firmware.camera.base import Frame
 from seedcam_firmware.config_sections import BlackboxConfig
-from seedcam_firmware.preview import encode
+from seedcam_firmware.jpeg import encode_jpeg, scale_to_width
 from seedcam_firmware.rpc import RequestFailed
 from seedcam_firmware.storage.atomic import cleanup_temp, write_atomically
 
@@ -363,18 +362,15 @@ def _result_size(result: Result) -> int:
 
 
 def _scaled(image: np.ndarray, max_width: int) -> np.ndarray:
-    height, width = image.shape[:2]
-    if width <= max_width:
-        return image.copy()  # the camera may reuse its buffer
-    size = (max_width, max(1, round(height * max_width / width)))
-    return cv2.resize(image, size, interpolation=cv2.INTER_AREA)
+    scaled = scale_to_width(image, max_width)
+    return scaled.copy() if scaled is image else scaled  # the camera may reuse its buffer
 
 
 def _as_entry(entry: _Kept) -> pb.BlackBoxEntry:
     if isinstance(entry, Result):
         return pb.BlackBoxEntry(timestamp_us=entry.capture_timestamp_us, result=codec.result_to_pb(entry))
     if isinstance(entry, _Thumbnail):
-        jpeg, width, height = encode(entry.image, _THUMBNAIL_QUALITY, entry.image.shape[1])
+        jpeg, width, height = encode_jpeg(entry.image, _THUMBNAIL_QUALITY)
         chunk = pb.PreviewChunk(
             frame_id=entry.frame_id,
             capture_timestamp_us=entry.timestamp_us,

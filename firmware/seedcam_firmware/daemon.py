@@ -11,7 +11,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-import cv2
 import tomli_w
 
 from seedcam._proto import seedcam_pb2 as pb
@@ -35,6 +34,7 @@ from seedcam_firmware.config import (
 )
 from seedcam_firmware.errors import ConfigError, ModelError
 from seedcam_firmware.host_policy import hide_local_paths, is_local_only
+from seedcam_firmware.jpeg import JPEG_HEADROOM, encode_jpeg, piece_size
 from seedcam_firmware.link_auth import load_verifier
 from seedcam_firmware.link_log import LinkLogHandler
 from seedcam_firmware.link_native import NativePersonality
@@ -55,7 +55,8 @@ __all__ = ["Daemon"]
 log = logging.getLogger(__name__)
 
 BOARD = "emulated-linux"
-_JPEG_HEADROOM = 512  # protobuf and frame overhead around a snapshot's JPEG
+#: a snapshot piece holds the line this long at most, so results keep their pace around it
+_SNAPSHOT_PIECE_S = 0.02
 
 
 class Daemon:
@@ -131,7 +132,7 @@ class Daemon:
                 lambda: self.config.blackbox,
                 self.device_info,
                 self.boot_id,
-                max_piece=cfg.link.max_frame_size - _JPEG_HEADROOM,
+                max_piece=cfg.link.max_frame_size - JPEG_HEADROOM,
             )
             self._preview = PreviewStream(
                 self._send_preview,
@@ -184,7 +185,9 @@ class Daemon:
         assert self._updates is not None and self._preview is not None
         dispatcher = Dispatcher(
             self,
-            snapshot_chunk=_snapshot_chunk(_line_rate(cfg.link.url, cfg.link.baudrate)),
+            snapshot_chunk=piece_size(
+                cfg.link.max_frame_size, _line_rate(cfg.link.url, cfg.link.baudrate), _SNAPSHOT_PIECE_S
+            ),
             preview=self._preview.request,
             blackbox=self._blackbox,
         )
@@ -439,18 +442,15 @@ class Daemon:
         if frame is None:
             raise RequestFailed(pb.STATUS_FAILED_PRECONDITION, "no camera frame captured yet")
         quality = quality or self.config.pipeline.jpeg_quality
-        limit = self.config.link.max_frame_size - _JPEG_HEADROOM
+        limit = self.config.link.max_frame_size - JPEG_HEADROOM
         while True:
-            ok, encoded = cv2.imencode(".jpg", frame.image, [cv2.IMWRITE_JPEG_QUALITY, quality])
-            if not ok:
-                raise RequestFailed(pb.STATUS_INTERNAL, "JPEG encoding failed")
-            if len(encoded) <= limit or quality <= 10:
+            jpeg, width, height = encode_jpeg(frame.image, quality)
+            if len(jpeg) <= limit or quality <= 10:
                 break
             quality = max(10, quality - 15)
-        if len(encoded) > limit:
+        if len(jpeg) > limit:
             raise RequestFailed(pb.STATUS_FAILED_PRECONDITION, "frame too large for one link frame even at quality 10")
-        height, width = frame.image.shape[:2]
-        return Snapshot(encoded.tobytes(), frame.frame_id, frame.timestamp_us, width, height)
+        return Snapshot(jpeg, frame.frame_id, frame.timestamp_us, width, height)
 
     def _apply(self, key: str, new: FirmwareConfig) -> bool:
         """Make a config change take effect (live keys) and persist it.
@@ -483,18 +483,6 @@ class Daemon:
 
 def _is_uart(url: str) -> bool:
     return url.startswith("/dev/") and not url.startswith("/dev/pts/")
-
-
-#: a snapshot piece holds the line this long at most, so results keep their pace around it
-_SNAPSHOT_PIECE_S = 0.02
-_MIN_SNAPSHOT_PIECE = 128
-
-
-def _snapshot_chunk(line_rate_bps: int | None) -> int:
-    """JPEG bytes per snapshot answer on a line of this rate (0: no line rate, send it whole)."""
-    if line_rate_bps is None:
-        return 0
-    return max(_MIN_SNAPSHOT_PIECE, int(line_rate_bps / 10 * _SNAPSHOT_PIECE_S))
 
 
 def _line_rate(url: str, baudrate: int) -> int | None:

@@ -24,12 +24,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import cv2
-import numpy as np
-
 from seedcam._proto import seedcam_pb2 as pb
 from seedcam.protocol.framing import DELIMITER, max_encoded_size
 from seedcam_firmware.camera.base import Frame
+from seedcam_firmware.jpeg import encode_jpeg, piece_size
 from seedcam_firmware.rpc import RequestFailed
 
 __all__ = ["LINE_SHARE", "PIECE_S", "PreviewStats", "PreviewStream"]
@@ -47,7 +45,6 @@ MAX_FPS = 60.0
 MAX_LEASE_S = 60.0
 _MIN_WIDTH = 16
 _CHUNK_OVERHEAD = 40  # protobuf fields and link framing around a chunk's data
-_JPEG_HEADROOM = 512
 _RATE_WINDOW_S = 1.0
 _POLL_S = 0.1
 _MIN_WAIT_S = 0.001  # a wait for the budget lasts this at least (a float's last bit never adds up to a piece)
@@ -104,8 +101,7 @@ class PreviewStream:
         self._latest_frame = latest_frame
         self._capacity = line_rate_bps / 10 if line_rate_bps else None  # bytes/s on the line
         self._line_rate = line_rate_bps
-        limit = max(256, max_frame_size - _JPEG_HEADROOM)
-        self._piece = min(limit, max(128, int(self._capacity * PIECE_S))) if self._capacity else limit
+        self._piece = piece_size(max_frame_size, line_rate_bps, PIECE_S)
         self._clock = clock
         self._sleep = sleep or self._wait_unless_stopped
         self._cond = threading.Condition()
@@ -182,7 +178,7 @@ class PreviewStream:
         frame = self._latest_frame()
         if frame is None:
             return answer
-        jpeg, width, height = encode(frame.image, settings.quality, settings.max_width)
+        jpeg, width, height = encode_jpeg(frame.image, settings.quality, settings.max_width)
         answer.width, answer.height = width, height
         if self._capacity is None:
             return answer
@@ -243,7 +239,7 @@ class PreviewStream:
                     self._busy = False
 
     def _send_frame(self, frame: Frame, settings: _Settings) -> None:
-        jpeg, width, height = encode(frame.image, settings.quality, settings.max_width)
+        jpeg, width, height = encode_jpeg(frame.image, settings.quality, settings.max_width)
         total = len(jpeg)
         for offset in range(0, total, self._piece):
             data = jpeg[offset : offset + self._piece]
@@ -313,23 +309,6 @@ def _link_frame_size(event: pb.StatusEvent) -> int:
     during a send: the results that went out meanwhile are the other traffic.
     """
     return max_encoded_size(event.ByteSize()) + len(DELIMITER)
-
-
-def encode(image: np.ndarray, quality: int, max_width: int) -> tuple[bytes, int, int]:
-    """The image scaled down to ``max_width`` (aspect kept) and JPEG-encoded: (jpeg, width, height).
-
-    Raises:
-        RequestFailed: ``INTERNAL`` when OpenCV cannot encode it.
-    """
-    height, width = image.shape[:2]
-    if width > max_width:
-        height = max(1, round(height * max_width / width))
-        width = max_width
-        image = cv2.resize(image, (width, height), interpolation=cv2.INTER_AREA)
-    ok, encoded = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, quality])
-    if not ok:
-        raise RequestFailed(pb.STATUS_INTERNAL, "JPEG encoding of a preview frame failed")
-    return encoded.tobytes(), width, height
 
 
 def _settings_of(request: pb.PreviewRequest) -> _Settings:

@@ -14,7 +14,7 @@ import seedcam
 from seedcam._preview import PreviewClient
 from seedcam._proto import seedcam_pb2 as pb
 from seedcam.types import PreviewFrame
-from seedcam_firmware.preview import encode
+from seedcam_firmware.jpeg import encode_jpeg
 from seedcam_firmware.rpc import Dispatcher
 
 
@@ -67,7 +67,7 @@ def test_on_a_line_with_a_rate_a_jpeg_travels_in_pieces_and_arrives_whole(make_p
     sensor.start_preview(5, quality=95, max_width=640)
     dev.start_streaming()
     wait_until(lambda: frames, what="a preview frame")
-    expected, width, height = encode(_frame_image(frames[0].frame_id), 95, 640)
+    expected, width, height = encode_jpeg(_frame_image(frames[0].frame_id), 95, 640)
     assert len(expected) > 3 * 345, "the JPEG should need several pieces"
     assert frames[0].jpeg == expected and (width, height) == (640, 480)
 
