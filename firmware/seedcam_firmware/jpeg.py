@@ -14,7 +14,7 @@ import numpy as np
 from seedcam._proto import seedcam_pb2 as pb
 from seedcam_firmware.rpc import RequestFailed
 
-__all__ = ["JPEG_HEADROOM", "encode_jpeg", "piece_size", "scale_to_width"]
+__all__ = ["JPEG_HEADROOM", "encode_jpeg", "piece_size", "scale_to_width", "scaled_size"]
 
 #: protobuf fields and link framing around a JPEG (or a piece of one) in one link frame
 JPEG_HEADROOM = 512
@@ -22,12 +22,19 @@ _MIN_PIECE = 128  # on the slowest lines: fewer, longer pieces rather than mostl
 _MIN_FRAME_PIECE = 256
 
 
+def scaled_size(width: int, height: int, max_width: int) -> tuple[int, int]:
+    """(width, height) scaled down to ``max_width``, aspect kept (as :func:`scale_to_width` scales)."""
+    if width <= max_width:
+        return width, height
+    return max_width, max(1, round(height * max_width / width))
+
+
 def scale_to_width(image: np.ndarray, max_width: int) -> np.ndarray:
     """The image scaled down to ``max_width`` (aspect kept); the image itself when it is no wider."""
     height, width = image.shape[:2]
-    if width <= max_width:
+    size = scaled_size(width, height, max_width)
+    if size == (width, height):
         return image
-    size = (max_width, max(1, round(height * max_width / width)))
     return cv2.resize(image, size, interpolation=cv2.INTER_AREA)
 
 

@@ -12,7 +12,9 @@ the line :data:`PIECE_S` at most, so a result waits no longer than that behind o
 only in the capacity the other traffic leaves: a token bucket filled at
 ``line capacity x`` :data:`LINE_SHARE` ``- the other traffic's measured rate``. The answer to a
 request says what fits (``line_limited`` and a message) when the line holds the stream below
-the rate asked for. On a fast link (pty, TCP, USB) a JPEG goes out in one chunk.
+the rate asked for, from the size of the last JPEG at the settings asked (a renewal encodes
+nothing; a start or a change encodes the latest frame once). On a fast link (pty, TCP, USB) a
+JPEG goes out in one chunk.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from dataclasses import dataclass
 from seedcam._proto import seedcam_pb2 as pb
 from seedcam.protocol.framing import DELIMITER, max_encoded_size
 from seedcam_firmware.camera.base import Frame
-from seedcam_firmware.jpeg import encode_jpeg, piece_size
+from seedcam_firmware.jpeg import encode_jpeg, piece_size, scaled_size
 from seedcam_firmware.rpc import RequestFailed
 
 __all__ = ["LINE_SHARE", "PIECE_S", "PreviewStats", "PreviewStream"]
@@ -111,6 +113,7 @@ class PreviewStream:
         self._candidate: Frame | None = None
         self._busy = False
         self._stop = False
+        self._last_jpeg: tuple[tuple[int, int], int] | None = None  # (quality, max width), size of the last JPEG
         self._own_bytes = 0  # the link frames of the pieces sent (the link's counter also has the results)
         #: preview requests answered (starts, renewals, stops)
         self.requests = 0
@@ -178,22 +181,41 @@ class PreviewStream:
         frame = self._latest_frame()
         if frame is None:
             return answer
-        jpeg, width, height = encode_jpeg(frame.image, settings.quality, settings.max_width)
-        answer.width, answer.height = width, height
+        height, width = frame.image.shape[:2]
+        answer.width, answer.height = scaled_size(width, height, settings.max_width)
         if self._capacity is None:
             return answer
+        size = self._jpeg_size(settings, frame)
         allowance = self._allowance(self._clock())
-        pieces = -(-len(jpeg) // self._piece)
-        fits = allowance / (len(jpeg) + pieces * _CHUNK_OVERHEAD)
+        pieces = -(-size // self._piece)
+        fits = allowance / (size + pieces * _CHUNK_OVERHEAD)
         if fits < settings.fps * 0.95:
             answer.fps = round(fits, 2)
             answer.line_limited = True
             answer.message = (
                 f"the {self._line_rate}-baud line fits about {fits:.2g} preview frames/s of "
-                f"{len(jpeg) / 1000:.1f} kB beside the results (asked {settings.fps:g}); "
+                f"{size / 1000:.1f} kB beside the results (asked {settings.fps:g}); "
                 "a lower quality or width fits more"
             )
         return answer
+
+    def _jpeg_size(self, settings: _Settings, frame: Frame) -> int:
+        """The size of a JPEG at these settings: the last one encoded at them, else ``frame``'s (encoded once).
+
+        A renewal thus estimates from the JPEG last sent, and only a start or a change of
+        quality or width encodes one for its answer.
+        """
+        key = (settings.quality, settings.max_width)
+        with self._cond:
+            if self._last_jpeg is not None and self._last_jpeg[0] == key:
+                return self._last_jpeg[1]
+        size = len(encode_jpeg(frame.image, settings.quality, settings.max_width)[0])
+        self._remember_jpeg(settings, size)
+        return size
+
+    def _remember_jpeg(self, settings: _Settings, size: int) -> None:
+        with self._cond:
+            self._last_jpeg = (settings.quality, settings.max_width), size
 
     # ------------------------------------------------------------------ frames from the pipeline
 
@@ -241,6 +263,7 @@ class PreviewStream:
     def _send_frame(self, frame: Frame, settings: _Settings) -> None:
         jpeg, width, height = encode_jpeg(frame.image, settings.quality, settings.max_width)
         total = len(jpeg)
+        self._remember_jpeg(settings, total)
         for offset in range(0, total, self._piece):
             data = jpeg[offset : offset + self._piece]
             if not self._wait_for_budget(len(data) + _CHUNK_OVERHEAD):

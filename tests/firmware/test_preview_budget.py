@@ -15,6 +15,7 @@ from helpers import wait_until
 
 from seedcam._proto import seedcam_pb2 as pb
 from seedcam.protocol.framing import Channel, Frame, encode_frame
+from seedcam_firmware import preview
 from seedcam_firmware.camera import base
 from seedcam_firmware.preview import LINE_SHARE, PIECE_S, PreviewStream
 
@@ -165,3 +166,48 @@ def test_the_stream_counts_only_its_own_pieces_as_its_traffic() -> None:
     assert line.pieces > 1
     # the size of each piece's link frame, at most one COBS byte in 254 over what the line counted
     assert line.preview_bytes <= stream.stats.bytes_sent <= line.preview_bytes * 1.01
+
+
+def _count_encodes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The sizes of the JPEGs the stream encodes from now on."""
+    sizes: list[int] = []
+    encode = preview.encode_jpeg
+
+    def counting(image: np.ndarray, quality: int, max_width: int | None = None) -> tuple[bytes, int, int]:
+        jpeg, width, height = encode(image, quality, max_width)
+        sizes.append(len(jpeg))
+        return jpeg, width, height
+
+    monkeypatch.setattr(preview, "encode_jpeg", counting)
+    return sizes
+
+
+def test_a_renewal_estimates_from_the_jpegs_already_encoded(stream_on, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
+    encoded = _count_encodes(monkeypatch)
+    line = Line(Clock(), 2000.0)
+    stream = stream_on(line)
+    line.clock.advance(0.4)
+    request = pb.PreviewRequest(fps=10, quality=95, max_width=320, lease_s=60)
+    first = stream.request(request)
+    assert len(encoded) == 1  # nothing of these settings was encoded yet: one JPEG for the estimate
+    for _ in range(3):
+        assert stream.request(request) == first  # renewals: the same estimate, no JPEG encoded for it
+    assert len(encoded) == 1
+    stream.offer(_noisy_frame(2))
+    wait_until(lambda: stream.stats.frames_sent == 1, timeout=30, what="one whole preview JPEG")
+    renewed = stream.request(request)
+    assert len(encoded) == 2  # the one sent; the renewal's estimate is its size
+    assert f"{encoded[1] / 1000:.1f} kB" in renewed.message
+    stream.request(pb.PreviewRequest(fps=10, quality=50, max_width=160, lease_s=60))
+    assert len(encoded) == 3  # other settings: their own estimate
+
+
+def test_a_fast_link_answers_without_encoding(monkeypatch: pytest.MonkeyPatch) -> None:
+    encoded = _count_encodes(monkeypatch)
+    frame = _noisy_frame(1)
+    stream = PreviewStream(
+        BusyLine().send, bytes_sent=lambda: 0, latest_frame=lambda: frame, line_rate_bps=None, max_frame_size=65536
+    )
+    answer = stream.request(pb.PreviewRequest(fps=30, max_width=200))
+    assert (answer.fps, answer.width, answer.height, answer.line_limited) == (30, 200, 150, False)
+    assert encoded == []
