@@ -16,7 +16,6 @@ the queue is full (the disk cannot keep up) it drops and counts
 
 from __future__ import annotations
 
-import collections
 import logging
 import os
 import queue
@@ -29,6 +28,7 @@ from typing import Any, Protocol
 
 from google.protobuf.message import Message
 
+from seedcam._frame_pairs import FramePairs
 from seedcam._proto import seedcam_pb2 as pb
 from seedcam.errors import ProtocolError, RecordingError, RpcError, SensorError
 from seedcam.protocol import codec
@@ -117,8 +117,7 @@ class Recorder:
         self._counts = {topics.RESULT: 0, topics.HEALTH: 0, topics.LOG: 0, topics.PREVIEW: 0}
         self._dropped = 0
         self._high_water = 0
-        self._recent: collections.OrderedDict[int, Result] = collections.OrderedDict()  # writer thread
-        self._unmatched: collections.OrderedDict[int, tuple[PreviewFrame, int]] = collections.OrderedDict()
+        self._pairs = FramePairs(results_kept=_MATCH_WINDOW, previews_kept=_MATCH_WINDOW)  # writer thread
         self._error = ""
         self._stopped = False
 
@@ -298,23 +297,15 @@ class Recorder:
         """The preview on the seedcam topic and as Foxglove's image; its boxes once its result is known."""
         self._writer.write(topics.PREVIEW, foxglove.preview_chunk(frame), log_time_ns, publish_time_ns)
         self._writer.write(topics.PREVIEW_IMAGE, foxglove.compressed_image(frame), log_time_ns, publish_time_ns)
-        result = self._recent.get(frame.frame_id)
-        if result is not None:
+        result = self._pairs.add_preview(frame)
+        if result is not None:  # else its result comes later
             self._writer.write(
                 topics.PREVIEW_BOXES, foxglove.image_annotations(frame, result), log_time_ns, publish_time_ns
             )
-        else:  # its result comes later
-            self._unmatched[frame.frame_id] = (frame, log_time_ns)
-            while len(self._unmatched) > _MATCH_WINDOW:
-                self._unmatched.popitem(last=False)
 
     def _match_result(self, result: Result, log_time_ns: int) -> None:
-        self._recent[result.frame_id] = result
-        while len(self._recent) > _MATCH_WINDOW:
-            self._recent.popitem(last=False)
-        waiting = self._unmatched.pop(result.frame_id, None)
-        if waiting is not None:
-            frame, _ = waiting
+        frame = self._pairs.add_result(result)
+        if frame is not None:
             boxes = foxglove.image_annotations(frame, result)
             self._writer.write(topics.PREVIEW_BOXES, boxes, log_time_ns, frame.timestamp_us * 1000)
 

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from seedcam._frame_pairs import FramePairs
 from seedcam._jsonable import to_jsonable
 from seedcam.errors import SensorError
 from seedcam.sensor import ReconnectEvent, Sensor
@@ -94,8 +95,7 @@ class ViewHub:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._clients: set[Client] = set()
         self._lock = threading.Lock()
-        self._recent: collections.OrderedDict[int, Result] = collections.OrderedDict()
-        self._pending: collections.OrderedDict[int, PreviewFrame] = collections.OrderedDict()
+        self._pairs = FramePairs(results_kept=_RECENT_RESULTS, previews_kept=_PENDING_PREVIEWS)  # under _lock
         self._results = _Rate()
         self._frames = _Rate()
         self._rtt_s: float | None = None
@@ -169,11 +169,7 @@ class ViewHub:
             self._latency_ms = capture_to_send / 1000 + rtt * 500
         with self._lock:
             self._results.tick(now)
-            preview = self._pending.pop(result.frame_id, None)
-            if preview is None:
-                self._recent[result.frame_id] = result
-                while len(self._recent) > _RECENT_RESULTS:
-                    self._recent.popitem(last=False)
+            preview = self._pairs.add_result(result)
         if preview is not None:
             self._send_pair(result, preview)
         else:
@@ -181,13 +177,9 @@ class ViewHub:
 
     def _on_preview(self, preview: PreviewFrame) -> None:
         with self._lock:
-            result = self._recent.pop(preview.frame_id, None)
-            if result is None:
-                self._pending[preview.frame_id] = preview
-                while len(self._pending) > _PENDING_PREVIEWS:
-                    self._pending.popitem(last=False)
-                return
-        self._send_pair(result, preview)
+            result = self._pairs.add_preview(preview)
+        if result is not None:  # else it waits for its result
+            self._send_pair(result, preview)
 
     def _send_pair(self, result: Result, preview: PreviewFrame) -> None:
         with self._lock:
