@@ -107,8 +107,7 @@ def _tiles(rng: np.random.Generator) -> tuple[np.ndarray, float, float]:
 def _carpet(rng: np.random.Generator) -> tuple[np.ndarray, float, float]:
     palette = [(0.4, 0.4, 0.42), (0.5, 0.3, 0.2), (0.2, 0.2, 0.5), (0.3, 0.45, 0.3), (0.35, 0.4, 0.5)]
     col = _tint(rng, palette[int(rng.integers(len(palette)))], 0.05)
-    fine = rng.random((_N, _N, 1)).astype(np.float32)
-    fine = cv2.GaussianBlur(fine, (3, 3), 0.7)[..., None]
+    fine = cv2.GaussianBlur(rng.random((_N, _N, 1)).astype(np.float32), (3, 3), 0.7)[..., None]
     tex = col * (0.7 + 0.5 * fine) * (0.9 + 0.2 * fbm(rng, (_N, _N), 4, 3)[..., None])
     if rng.random() < 0.5:  # carpet tiles laid in alternating directions
         h = _N // 2
@@ -181,8 +180,8 @@ def sample_floor_material(rng: np.random.Generator) -> FloorMaterial:
     tex, tile_m, gloss = _MAKERS[kind](rng)
     tex = np.clip(tex, 0.0, 1.0).astype(np.float32)
     if rng.random() < 0.5:  # stains and dirt
-        blot = fbm(rng, (_N, _N), 3, 4) > float(rng.uniform(0.7, 0.85))
-        blot = cv2.GaussianBlur(blot.astype(np.float32), (0, 0), 3.0)[..., None]
+        stained = fbm(rng, (_N, _N), 3, 4) > float(rng.uniform(0.7, 0.85))
+        blot = cv2.GaussianBlur(stained.astype(np.float32), (0, 0), 3.0)[..., None]
         tex = tex * (1.0 - float(rng.uniform(0.1, 0.35)) * blot * _tint(rng, (1.0, 0.9, 0.8), 0.1))
     levels = [tex]
     while levels[-1].shape[0] > 8:

@@ -91,7 +91,8 @@ def _paint_colour(rng: np.random.Generator) -> tuple[float, float, float]:
     names = list(_PAINT_WEIGHTS)
     p = np.array([_PAINT_WEIGHTS[n] for n in names])
     base = np.array(_PAINTS[names[int(rng.choice(len(names), p=p / p.sum()))]])
-    return tuple(float(v) for v in np.clip(base + rng.normal(0, 0.04, 3), 0, 1))
+    r, g, b = (float(v) for v in np.clip(base + rng.normal(0, 0.04, 3), 0, 1))
+    return r, g, b
 
 
 def _style(rng: np.random.Generator, role: str, lateral: float) -> MarkLine:
@@ -159,11 +160,12 @@ def sample_lane_plan(rng: np.random.Generator) -> LanePlan:
     right = _style(rng, "right", -width / 2) if rng.random() < 0.25 else _restyle(left, rng, -width / 2)
     r = rng.random()
     design = "lost" if r < 0.035 else "one_line" if r < 0.06 else "ok"
+    sides: tuple[MarkLine | None, ...] = (left, right)  # a damaged line may be gone (None)
     if design != "ok":
         victims = ["left", "right"] if design == "lost" else [str(rng.choice(["left", "right"]))]
         mode = str(rng.choice(["absent", "worn", "faint", "late"]))
-        left, right = (_damage(line, mode, rng) if line.role in victims else line for line in (left, right))
-    lines = [line for line in (left, right) if line is not None]
+        sides = tuple(_damage(line, mode, rng) if line.role in victims else line for line in (left, right))
+    lines = [line for line in sides if line is not None]
     if rng.random() < 0.2:
         c = _style(rng, "centre", 0.0)
         lines.append(MarkLine(**{**c.__dict__, "width": min(c.width, 0.025)}))

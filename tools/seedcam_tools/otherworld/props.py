@@ -79,7 +79,7 @@ def _draw_cuboid(comp: Compositor, corners: np.ndarray, colour: np.ndarray, owne
         n /= np.linalg.norm(n) + 1e-9
         if np.dot(n, mid - cam) >= 0:
             continue
-        comp.fill(pts, colour * (0.55 + 0.45 * max(0.0, float(n @ light) / np.linalg.norm(light))), owner)
+        comp.fill(pts, colour * (0.55 + 0.45 * max(0.0, float(n @ light) / float(np.linalg.norm(light)))), owner)
 
 
 def _circle3d(centre: np.ndarray, r: float, z: float, n: int = 20) -> np.ndarray:
@@ -97,8 +97,8 @@ def _face_fx(rng: np.random.Generator, rgba: np.ndarray) -> np.ndarray:
         grey = rgb.mean(axis=2, keepdims=True)
         rgb[...] = (1 - f) * rgb + f * (0.5 * grey + 0.45)
     if rng.random() < 0.2:  # dirt
-        dirt = fbm(rng, (h, w), 3, 4) > float(rng.uniform(0.55, 0.8))
-        dirt = cv2.GaussianBlur(dirt.astype(np.float32), (0, 0), max(1.0, w / 40))[..., None]
+        dirty = fbm(rng, (h, w), 3, 4) > float(rng.uniform(0.55, 0.8))
+        dirt = cv2.GaussianBlur(dirty.astype(np.float32), (0, 0), max(1.0, w / 40))[..., None]
         rgb[...] = rgb * (1 - 0.5 * dirt) + dirt * np.array([0.15, 0.25, 0.3], np.float32) * 0.5
     if rng.random() < 0.15:  # glare
         yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
@@ -202,10 +202,10 @@ def _distractor(rng: np.random.Generator, x: float, y: float, scale: float = 1.0
     if kind == "box":
         if rng.random() < 0.5:
             col = np.array([0.35, 0.55, 0.7], np.float32) * float(rng.uniform(0.7, 1.1))  # cardboard
-        size = tuple(float(v) * scale for v in rng.uniform([0.08, 0.08, 0.05], [0.4, 0.5, 0.35]))
+        depth, width, height = (float(v) * scale for v in rng.uniform([0.08, 0.08, 0.05], [0.4, 0.5, 0.35]))
 
         def draw(comp: Compositor) -> None:
-            c = _cuboid(base, yaw, size)
+            c = _cuboid(base, yaw, (depth, width, height))
             comp.shadow(c[:4] * [1.05, 1.05, 0], 0.4)
             _draw_cuboid(comp, c, col)
     elif kind in ("cone", "cylinder"):

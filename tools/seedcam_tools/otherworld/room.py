@@ -90,7 +90,8 @@ def _col(h: float) -> int:
 
 
 def _rgb(rng: np.random.Generator, lo: float = 0.1, hi: float = 0.9) -> tuple[float, float, float]:
-    return tuple(float(v) for v in rng.uniform(lo, hi, 3))
+    r, g, b = (float(v) for v in rng.uniform(lo, hi, 3))
+    return r, g, b
 
 
 def _base(rng: np.random.Generator, h: int, w: int) -> np.ndarray:
@@ -197,7 +198,7 @@ def sample_wall(rng: np.random.Generator, cam_z: float) -> Wall:
         for c in range(int(rng.integers(0, w // 4)), w, int(rng.integers(60, 200))):
             tex[max(ceiling - 6, 0) : ceiling, c : c + 40] = 1.8
     dist = float(rng.uniform(2.6, 9.0))
-    levels = [np.ascontiguousarray(tex, np.float32)]
+    levels: list[np.ndarray] = [np.ascontiguousarray(tex, np.float32)]
     for _ in range(3):
         levels.append(cv2.pyrDown(levels[-1]))
     return Wall(dist=dist, yaw=float(rng.uniform(-0.45, 0.45)), levels=tuple(levels))

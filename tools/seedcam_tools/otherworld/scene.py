@@ -64,7 +64,7 @@ def render_scene(seed: int) -> OtherScene:
     region = fmap.hit & (fmap.t < t_wall)
     fl = np.flatnonzero(region)
     wl = np.flatnonzero(~region)
-    image = np.empty((rays.shape[0], 3), np.float32)
+    image: np.ndarray = np.empty((rays.shape[0], 3), np.float32)  # one row per ray, then H x W x 3
     image[wl] = wall_colour(wall, t_wall[wl], w_col[wl], w_row[wl]) * float(rng.uniform(0.7, 1.1))
 
     material = sample_floor_material(rng)

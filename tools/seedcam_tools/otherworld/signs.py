@@ -35,7 +35,8 @@ class Sprite:
 
 
 def _c(rng: np.random.Generator, base: tuple[int, int, int], spread: float = 12.0) -> tuple[int, int, int]:
-    return tuple(int(v) for v in np.clip(np.array(base) + rng.normal(0, spread, 3), 0, 255))
+    b, g, r = (int(v) for v in np.clip(np.array(base) + rng.normal(0, spread, 3), 0, 255))
+    return b, g, r
 
 
 def _circle(n: int = 48) -> np.ndarray:

@@ -416,8 +416,8 @@ def distractor_face(rng: np.random.Generator) -> Face:
     ph, pw = photo.shape[:2]
     ch, cw = int(ph * rng.uniform(0.2, 0.6)), int(pw * rng.uniform(0.2, 0.6))
     y, x = int(rng.integers(0, ph - ch + 1)), int(rng.integers(0, pw - cw + 1))
-    img = cv2.resize(photo[y : y + ch, x : x + cw], (S, max(16, int(S * ch / cw))))
-    return Face(img, np.full(img.shape[:2], 255, np.uint8))
+    cut = cv2.resize(photo[y : y + ch, x : x + cw], (S, max(16, int(S * ch / cw))))
+    return Face(cut, np.full(cut.shape[:2], 255, np.uint8))
 
 
 def weather(rng: np.random.Generator, face: Face) -> Face:
@@ -428,7 +428,7 @@ def weather(rng: np.random.Generator, face: Face) -> Face:
         k = float(rng.uniform(0.1, 0.45))
         img = img * (1 - k) + k * np.float32(rng.uniform(170, 230))
     if rng.random() < 0.25:  # dirt blobs
-        dirt = np.zeros((h, w), np.float32)
+        dirt: np.ndarray = np.zeros((h, w), np.float32)
         for _ in range(int(rng.integers(2, 8))):
             c = (int(rng.integers(w)), int(rng.integers(h)))
             cv2.circle(dirt, c, int(rng.integers(3, max(4, w // 5))), float(rng.uniform(0.2, 0.6)), -1)

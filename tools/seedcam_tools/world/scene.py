@@ -315,7 +315,8 @@ def _compose(
             foot = p.corners[2:].mean(axis=0)
             ends, _ = camera.project(np.array([foot, [foot[0], foot[1], 0.0]]))
             thick = max(1, round(0.01 * camera.focal_px / max(p.forward, 0.1)))
-            cv2.line(canvas, *(tuple(int(v) for v in e + _MARGIN) for e in ends), (110, 110, 115), thick, cv2.LINE_AA)
+            top, bottom = (tuple(int(v) for v in e + _MARGIN) for e in ends)
+            cv2.line(canvas, top, bottom, (110, 110, 115), thick, cv2.LINE_AA)
         colour, alpha = _warp(p.face, uv, size)
         a = alpha[..., None]
         canvas *= 1.0 - a
@@ -342,7 +343,7 @@ def _camera_effects(img: np.ndarray, rng: np.random.Generator, *, mild: bool = F
         x *= (1.0 - np.float32(rng.uniform(0.1, 0.45)) * r2 / 2)[..., None]
     if rng.random() < 0.25:
         k = int(rng.integers(2, 4 if mild else 7)) | 1
-        kernel = np.zeros((k, k), np.float32)
+        kernel: np.ndarray = np.zeros((k, k), np.float32)
         kernel[k // 2, :] = 1.0
         rot = cv2.getRotationMatrix2D(((k - 1) / 2, (k - 1) / 2), float(rng.uniform(-90, 90)), 1.0)
         kernel = cv2.warpAffine(kernel, rot, (k, k))
