@@ -385,7 +385,8 @@ def bundle_from_tflite(
         if layout == "ssd_anchors" and anchors is not None:
             shutil.copyfile(anchors, stage / "anchors.npy")
         np.save(stage / "golden_input.npy", golden_in)
-        np.savez(stage / f"golden_output_{precision}.npz", **golden)
+        # no pickles: the self-test loads it with allow_pickle=False
+        np.savez(stage / f"golden_output_{precision}.npz", allow_pickle=False, **golden)
         (stage / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
         _check_loads(stage, make_detection_decoder, classifier_layout)
         out_dir.mkdir(exist_ok=True)

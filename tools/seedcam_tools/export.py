@@ -164,17 +164,17 @@ def write_bundle(
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     f32, i8 = out_dir / f"{stem}_f32.tflite", out_dir / f"{stem}_int8.tflite"
-    io = {"input_spec": input_spec, "outputs": outputs}
-    to_tflite(model, f32, int8=False, **io)
-    rel = check_float_conversion(model, f32, check_pixels, **io)
+    to_tflite(model, f32, int8=False, input_spec=input_spec, outputs=outputs)
+    rel = check_float_conversion(model, f32, check_pixels, input_spec=input_spec, outputs=outputs)
     if rel > FLOAT_CONVERSION_TOLERANCE:
         raise RuntimeError(f"float TFLite deviates from Keras: max rel diff {rel:.3g} > {FLOAT_CONVERSION_TOLERANCE:g}")
-    to_tflite(model, i8, int8=True, representative=representative, **io)
+    to_tflite(model, i8, int8=True, representative=representative, input_spec=input_spec, outputs=outputs)
     golden = normalise(golden_pixels[None], input_spec)
     np.save(out_dir / "golden_input.npy", golden)
     for tag, path in (("f32", f32), ("int8", i8)):
         out = Model(path, input_shape=input_spec.shape, outputs=outputs, num_threads=1).invoke(golden)
-        np.savez(out_dir / f"golden_output_{tag}.npz", **out)
+        # no pickles: the self-test loads it with allow_pickle=False
+        np.savez(out_dir / f"golden_output_{tag}.npz", allow_pickle=False, **out)
     full = {
         "schema": 1,
         "min_firmware_version": FIRMWARE_VERSION,

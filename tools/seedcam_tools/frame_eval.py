@@ -99,20 +99,16 @@ def ocr_on_frames(
             given_read.append(greedy_decode(probs, dec["alphabet"], int(dec["blank_index"])).text)
             given_truth.append(p.text)
         if ocr_task is not None:
-            lines = ocr_task.run(f.image).text_lines
+            lines = [  # (text, box): the OCR task gives each line its plate's box
+                (t.text, (t.box.x_min, t.box.y_min, t.box.x_max, t.box.y_max))
+                for t in ocr_task.run(f.image).text_lines
+                if t.box is not None
+            ]
             for p in plates:
                 truth_box = (p.box[0] / w, p.box[1] / h, p.box[2] / w, p.box[3] / h)
-                best = max(
-                    lines,
-                    key=lambda t: box_iou(truth_box, (t.box.x_min, t.box.y_min, t.box.x_max, t.box.y_max)),
-                    default=None,
-                )
-                hit = (
-                    best is not None
-                    and box_iou(truth_box, (best.box.x_min, best.box.y_min, best.box.x_max, best.box.y_max))
-                    >= IOU_MATCH
-                )
-                staged_read.append(best.text if hit and best is not None else "")
+                best = max(lines, key=lambda t: box_iou(truth_box, t[1]), default=None)
+                hit = best is not None and box_iou(truth_box, best[1]) >= IOU_MATCH
+                staged_read.append(best[0] if hit and best is not None else "")
                 staged_truth.append(p.text)
     report: dict[str, Any] = {"precision": precision}
     report["given_box"] = {

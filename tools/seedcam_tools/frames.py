@@ -213,6 +213,6 @@ def write_folders(frames: Iterable[LabelledFrame], out: str | Path, labels: Sequ
     paths = {
         "detect": datasets.write_yolo_folder(out / "detect", list(labels), detect),
         "ocr": datasets.write_ocr_folder(out / "ocr", ocr),
-        "lane": datasets.write_lane_folder(out / "lane", datasets.CameraInfo(**DEFAULT_CAMERA.to_dict()), lane),
+        "lane": datasets.write_lane_folder(out / "lane", datasets.CameraInfo.from_dict(DEFAULT_CAMERA.to_dict()), lane),
     }
     return paths

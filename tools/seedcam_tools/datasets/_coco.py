@@ -132,7 +132,9 @@ def write_coco_file(
     images_dir.mkdir(exist_ok=True)
     next_image = max((int(e["id"]) for e in doc["images"]), default=0) + 1
     next_ann = max((int(a.get("id", 0)) for a in doc["annotations"] if isinstance(a.get("id"), int)), default=0) + 1
-    new_images, new_anns, seen = [], [], set()
+    new_images: list[dict[str, Any]] = []
+    new_anns: list[dict[str, Any]] = []
+    seen: set[str] = set()
     for stem, image, boxes in items:
         where = f"item {stem!r}"
         check_stem(stem, seen, where=where)

@@ -51,12 +51,16 @@ class CameraMismatch(DatasetFormatError):
 
 
 class LaneTruthLike(Protocol):
-    """Anything with the lane truth attributes (for :func:`write_lane_folder`)."""
+    """Anything with the lane truth attributes, read only (for :func:`write_lane_folder`)."""
 
-    offset_m: float
-    heading_rad: float
-    curvature_per_m: float
-    status: str
+    @property
+    def offset_m(self) -> float: ...
+    @property
+    def heading_rad(self) -> float: ...
+    @property
+    def curvature_per_m(self) -> float: ...
+    @property
+    def status(self) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -236,8 +240,12 @@ def check_camera(folder_camera: CameraInfo, bundle_camera: Mapping[str, float], 
     diffs: list[tuple[str, object, object]] = []
     for key in CAMERA_KEYS:
         theirs = bundle_camera.get(key) if isinstance(bundle_camera, Mapping) else None
-        numeric = isinstance(theirs, int | float) and not isinstance(theirs, bool)
-        if not numeric or not abs(float(mine[key]) - float(theirs)) <= CAMERA_TOLERANCE[key] + 1e-9:
+        within = (
+            isinstance(theirs, int | float)
+            and not isinstance(theirs, bool)
+            and abs(float(mine[key]) - float(theirs)) <= CAMERA_TOLERANCE[key] + 1e-9
+        )
+        if not within:
             diffs.append((key, mine[key], theirs))
     if diffs:
         parts = []

@@ -78,7 +78,7 @@ TIME_STEPS = 32
 MAX_TEXT_LEN = 8
 OCR_INPUT = InputSpec(width=128, height=32, crop_top=0.0, color_order="RGB", mean=0.0, std=255.0)
 #: exported model outputs: per-step class probabilities, blank last
-OCR_OUTPUTS = {"probs": (1, TIME_STEPS, NUM_CLASSES)}
+OCR_OUTPUTS: dict[str, tuple[int, ...]] = {"probs": (1, TIME_STEPS, NUM_CLASSES)}
 #: distance of the plate ahead of the camera, metres
 FORWARD_RANGE_M = (0.28, 0.7)
 #: detector-box jitter: centre shifts and size scales up to this fraction of the box size

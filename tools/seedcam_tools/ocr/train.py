@@ -217,10 +217,11 @@ def train_on_data(
     model.compile(optimizer=keras.optimizers.Adam(schedule, clipnorm=5.0), loss={"logits": ctc_loss})
     callbacks: list[keras.callbacks.Callback] = []
     if val is not None:
+        val_data = val  # OcrData: the method below does not see val narrowed
 
         class _Val(keras.callbacks.Callback):
             def on_epoch_end(self, epoch: int, logs: dict[str, float] | None = None) -> None:
-                log.info("epoch %d: %s", epoch + 1, validation_metrics(self.model, val))
+                log.info("epoch %d: %s", epoch + 1, validation_metrics(self.model, val_data))
 
         callbacks.append(_Val())
     hist = model.fit(
