@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from seedcam_tools.bench_soak import format_soak_report, run_soak
@@ -18,6 +19,16 @@ __all__ = ["add_bench_commands"]
 
 EXIT_OK = 0
 EXIT_FAILED = 1
+
+
+def _note(args: argparse.Namespace) -> Callable[[str], None]:
+    """Where a benchmark's progress lines go: stdout, or nowhere with ``--quiet``."""
+
+    def note(line: str) -> None:
+        if not args.quiet:
+            sys.stdout.write(line + "\n")
+
+    return note
 
 
 def cmd_bench_pipeline(args: argparse.Namespace) -> int:
@@ -51,8 +62,9 @@ def cmd_bench_visionseed(args: argparse.Namespace) -> int:
 
 
 def cmd_bench_soak(args: argparse.Namespace) -> int:
-    note = (lambda _: None) if args.quiet else (lambda line: sys.stdout.write(line + "\n"))
-    report = run_soak(args.seconds, fps=args.fps, rss_growth_mb=args.rss_growth_mb, out_json=args.json, note=note)
+    report = run_soak(
+        args.seconds, fps=args.fps, rss_growth_mb=args.rss_growth_mb, out_json=args.json, note=_note(args)
+    )
     sys.stdout.write(format_soak_report(report) + "\n")
     return EXIT_OK if report.passed else EXIT_FAILED
 
@@ -60,9 +72,8 @@ def cmd_bench_soak(args: argparse.Namespace) -> int:
 def cmd_bench_record(args: argparse.Namespace) -> int:
     from seedcam_tools.bench_record import format_record_report, run_record_benchmark  # needs seedcam[record]
 
-    note = (lambda _: None) if args.quiet else (lambda line: sys.stdout.write(line + "\n"))
     report = run_record_benchmark(
-        minutes=args.minutes, fps=args.fps, preview_fps=args.preview_fps, out_json=args.json, note=note
+        minutes=args.minutes, fps=args.fps, preview_fps=args.preview_fps, out_json=args.json, note=_note(args)
     )
     sys.stdout.write(format_record_report(report) + "\n")
     if args.json and not args.quiet:

@@ -56,6 +56,7 @@ log = logging.getLogger(__name__)
 
 #: (name, baud rate or None for a bare pty)
 LINES: tuple[tuple[str, int | None], ...] = (("115200", 115200), ("921600", 921600), ("pty", None))
+_LINE_NAMES = tuple(name for name, _ in LINES)  # run_link_benchmark runs them all by default
 
 #: a scripted scene: three signs and a plate in view, a gently curving lane
 SIGNS_AND_PLATE = """
@@ -219,7 +220,7 @@ def run_link_benchmark(
     seconds: float = 8.0,
     fps: float = 30.0,
     models_dir: Path | None = None,
-    lines: Sequence[str] = tuple(name for name, _ in LINES),
+    lines: Sequence[str] = _LINE_NAMES,
     out_json: Path | None = None,
 ) -> dict[str, Any]:
     """Run the benchmark on each named line and return the report (see the module docstring).

@@ -115,7 +115,10 @@ def cmd_verify(args: argparse.Namespace) -> int:
     from seedcam_tools.bundles import load_public_key, verify_file
 
     bundle = verify_file(args.bundle, [load_public_key(k) for k in args.pubkey])
-    how = f"signature by {bundle.signature.key_id} verified" if args.pubkey else "signature not checked (no --pubkey)"
+    how = "signature not checked (no --pubkey)"
+    if args.pubkey:
+        assert bundle.signature is not None  # verify_file refuses an unsigned bundle when given keys
+        how = f"signature by {bundle.signature.key_id} verified"
     sys.stdout.write(f"ok: {bundle.header.id}: payload intact, {how}\n")
     return EXIT_OK
 

@@ -6,6 +6,7 @@ Exit codes: 0 success, 1 user error or failed check, 2 internal failure.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import logging
 import sys
@@ -70,7 +71,7 @@ def cmd_train_lane(args: argparse.Namespace) -> int:
         work / "lane.keras",
         args.out,
         eval_samples=args.eval_samples,
-        train_info=_plain(trained),
+        train_info=dataclasses.asdict(trained),
         random_fraction=args.random_world,
     )
     print(json.dumps(metrics["heldout"], indent=2, default=str))
@@ -290,8 +291,6 @@ def cmd_eval_worlds(args: argparse.Namespace) -> int:
 
 
 def _plain(value: object) -> object:
-    import dataclasses
-
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return dataclasses.asdict(value)
     return value
