@@ -6,5 +6,5 @@ cd "$(dirname "$0")/.."
 . .venv/bin/activate
 ruff format --check .
 ruff check .
-mypy                # mypy.ini: the host SDK and the firmware
+mypy                # mypy.ini: the host SDK, the firmware and the model tools
 lint-imports        # .importlinter: the SDK imports neither firmware nor tools; no cycles
