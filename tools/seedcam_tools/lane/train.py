@@ -13,6 +13,7 @@ import math
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -96,6 +97,24 @@ def validation_metrics(model, data: LaneData) -> dict[str, float]:  # type: igno
     }
 
 
+def _dataset(data: LaneData, batch_size: int, seed: int) -> Any:
+    """Shuffled (seeded) batches of (normalised pixels, targets); pixels stay uint8 until batched.
+
+    The whole set normalised at once is float32, four times the uint8 frames, and Keras copies
+    it again: 64 000 scenes did not fit in 24 GB that way.
+    """
+    import tensorflow as tf
+
+    ds = tf.data.Dataset.from_tensor_slices((data.x, _targets(data)))
+    ds = ds.shuffle(len(data.x), seed=seed, reshuffle_each_iteration=True).batch(batch_size)
+    mean, std = np.float32(LANE_INPUT.mean), np.float32(LANE_INPUT.std)
+
+    def prepare(x: Any, y: Any) -> Any:
+        return (tf.cast(x, tf.float32) - mean) / std, y  # the arithmetic of preprocess.normalise
+
+    return ds.map(prepare).prefetch(2)
+
+
 def train_on_data(
     train: LaneData,
     val: LaneData | None,
@@ -114,8 +133,6 @@ def train_on_data(
     """
     import keras
     import tensorflow as tf
-
-    from seedcam_firmware.inference.preprocess import normalise
 
     from .model import build_lane_model
 
@@ -142,13 +159,9 @@ def train_on_data(
                 log.info("epoch %d: %s", epoch + 1, validation_metrics(self.model, val))
 
         callbacks.append(_Val())
-    x = normalise(train.x, LANE_INPUT)
     hist = model.fit(
-        x,
-        _targets(train),
-        batch_size=batch_size,
+        _dataset(train, batch_size, seed),
         epochs=epochs,
-        shuffle=True,
         verbose=2 if progress else 0,
         callbacks=callbacks,
     )
