@@ -446,3 +446,47 @@ def test_a_flood_of_candidates_keeps_the_best() -> None:
     rows[4] = np.random.default_rng(3).permutation(n) / n * 0.5 + 0.5  # all above the threshold
     dets = dec.decode({"o": rows[None]}, LOOSE)
     assert [d.score for d in dets] == pytest.approx(np.sort(rows[4])[::-1][:20])
+
+
+def _overlapping_boxes(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """``n`` boxes crowded into a small area (many overlaps, some ties), and their scores."""
+    xy = rng.uniform(0.0, 0.3, (n, 2))
+    wh = rng.uniform(0.02, 0.2, (n, 2))
+    boxes = np.concatenate([xy, xy + wh], axis=1)
+    scores = rng.choice(np.linspace(0.1, 1.0, 12), n)  # repeated values: ties must keep index order
+    return boxes, scores
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_nms_on_few_boxes_keeps_what_the_array_path_keeps(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Few boxes take a plain-float path (faster there); it must keep exactly the boxes the array path keeps."""
+    import seedcam_firmware.inference.boxes as boxes_module
+
+    rng = np.random.default_rng(seed)
+    cases = [(*_overlapping_boxes(rng, int(rng.integers(1, 40))), float(rng.choice([0.0, 0.3, 0.5, 1.0])))]
+    cases += [(b.round(1), s, 0.45) for b, s, _ in cases]  # rounded: identical boxes and IoUs right at the threshold
+    for boxes, scores, iou in cases:
+        plain = nms(boxes, scores, iou, 10)
+        monkeypatch.setattr(boxes_module, "_PLAIN_NMS_MAX", 0)
+        arrays = nms(boxes, scores, iou, 10)
+        monkeypatch.undo()
+        assert plain.tolist() == arrays.tolist()
+
+
+@pytest.mark.parametrize("background", [False, True])
+def test_ssd_anchors_decode_only_the_candidates_as_all_anchors_would(background: bool) -> None:
+    """Decoding only the anchors with a score above the threshold selects what decoding every anchor selects."""
+    from seedcam_firmware.inference.anchors import decode_boxes
+    from seedcam_firmware.inference.detection import select_dense
+
+    rng = np.random.default_rng(7)
+    anchors = grid_anchors(64, 32, (AnchorLevel(stride=8, sizes=((12.0, 8.0), (24.0, 16.0))),))
+    n = len(anchors)
+    columns = len(LABELS) + int(background)
+    dec = SsdAnchorDecoder(LABELS, anchors, background_class=background)
+    enc = rng.normal(0.0, 1.0, (n, 4)).astype(np.float32)
+    scores = (rng.random((n, columns)) ** 6).astype(np.float32)  # most low, a few dozen candidates
+    dets = dec.decode({"boxes": enc[None], "scores": scores[None]}, LOOSE)
+    every = select_dense(decode_boxes(enc, anchors), scores[:, 1:] if background else scores, LOOSE)
+    assert len(dets) > 3
+    assert dets == every

@@ -41,7 +41,9 @@ def test_benchmark_reports_sane_figures(tmp_path: Path) -> None:
 
     for key in (
         "glue_overhead_ratio",
+        "glue_at_frame_rate_ratio",
         "bare_invoke_ms",
+        "paced_bare_invoke_ms",
         "per_frame_ms",
         "host_decode_results_per_s",
         "line_rate_ratio_921600",
@@ -49,6 +51,8 @@ def test_benchmark_reports_sane_figures(tmp_path: Path) -> None:
         assert _positive(report[key]), (key, report[key])
     # the task runs the model, so it cannot be much cheaper than the bare invoke (noise allowed)
     assert report["glue_overhead_ratio"] > 0.5
+    assert report["glue_at_frame_rate_ratio"] > 0.5
+    assert report["paced_bare_invoke_samples"] == 30  # one per frame period: invokes // 2
     lat = report["latency_ms"]
     assert 0 < lat["p50"] <= lat["p95"] <= lat["max"] < 5000
     frames = report["result_frame_bytes"]
@@ -62,6 +66,7 @@ def test_benchmark_reports_sane_figures(tmp_path: Path) -> None:
     table = format_table(report)
     for figure in (
         "glue overhead",
+        "glue at the frame rate",
         "capture->host p95",
         "Result frame, lane only",
         "host decode rate",

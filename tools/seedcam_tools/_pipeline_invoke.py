@@ -15,7 +15,14 @@ from seedcam_firmware.errors import FirmwareError
 from seedcam_firmware.inference import Model, ModelManifest, load_interpreter, load_manifest, preprocess
 from seedcam_tools.bench_errors import ModelMissing
 
-__all__ = ["BENCH_TASKS", "TaskModel", "load_task_models", "time_bare_invokes", "time_runtime_invokes"]
+__all__ = [
+    "BENCH_TASKS",
+    "TaskModel",
+    "load_task_models",
+    "time_bare_invokes",
+    "time_paced_invokes",
+    "time_runtime_invokes",
+]
 
 #: the default tasks, in the order the firmware runs them
 BENCH_TASKS = ("lane", "detect", "ocr")
@@ -97,4 +104,27 @@ def time_runtime_invokes(model: Model, x: Any, count: int) -> list[float]:
         start = time.perf_counter()
         model.invoke(x)
         samples.append(time.perf_counter() - start)
+    return samples
+
+
+def time_paced_invokes(models: list[TaskModel], frames: int, period_s: float) -> dict[str, list[float]]:
+    """Bare invokes at the camera's pace: once per ``period_s``, each model once, in task order; seconds each.
+
+    This is how the firmware meets its models: one frame's invokes, then the CPU
+    idles until the next frame, and caches and clocks are no longer what a tight
+    loop of invokes (:func:`time_bare_invokes`) leaves them.
+    """
+    indices = {m.task: m.interpreter.get_input_details()[0]["index"] for m in models}
+    samples: dict[str, list[float]] = {m.task: [] for m in models}
+    next_frame = time.perf_counter()
+    for _ in range(frames):
+        delay = next_frame - time.perf_counter()
+        if delay > 0:
+            time.sleep(delay)
+        next_frame += period_s
+        for m in models:
+            start = time.perf_counter()
+            m.interpreter.set_tensor(indices[m.task], m.xq)
+            m.interpreter.invoke()
+            samples[m.task].append(time.perf_counter() - start)
     return samples

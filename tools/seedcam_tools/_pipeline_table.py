@@ -29,6 +29,19 @@ def format_table(report: Mapping[str, Any]) -> str:
             + f" (x {report['plates_read_per_frame']:g} plates); {env.get('num_threads', '?')} threads",
         ),
         (
+            "glue at the frame rate",
+            f"{report['glue_at_frame_rate_ratio']:.2f}",
+            "x",
+            "per-frame task time / the same bare invokes made once per frame period",
+        ),
+        (
+            "bare invokes, paced",
+            f"{report['paced_bare_invoke_ms']:.3f}",
+            "ms",
+            " + ".join(f"{task} {ms:.3f}" for task, ms in report["paced_bare_invoke_ms_by_model"].items())
+            + f"; {report['paced_bare_invoke_samples']} frames at {report['fps_requested']:g} fps",
+        ),
+        (
             "per-frame time",
             f"{report['per_frame_ms']:.3f}",
             "ms",

@@ -34,7 +34,9 @@ def _note(args: argparse.Namespace) -> Callable[[str], None]:
 def cmd_bench_pipeline(args: argparse.Namespace) -> int:
     from seedcam_tools.bench_pipeline import format_table, run_pipeline_benchmark  # heavy: imported when run
 
-    report = run_pipeline_benchmark(seconds=args.seconds, fps=args.fps, out_json=args.json, progress=not args.quiet)
+    report = run_pipeline_benchmark(
+        seconds=args.seconds, fps=args.fps, out_json=args.json, progress=not args.quiet, num_threads=args.threads
+    )
     sys.stdout.write(format_table(report) + "\n")
     if args.json:
         sys.stdout.write(f"wrote {args.json}\n")
@@ -99,6 +101,9 @@ def add_bench_commands(
     pipeline.add_argument("--seconds", type=float, default=10.0)
     pipeline.add_argument("--fps", type=float, default=30.0)
     pipeline.add_argument("--json", type=Path, default=Path("bench-pipeline.json"))
+    pipeline.add_argument(
+        "--threads", type=int, default=None, help="interpreter threads (default: the firmware's runtime.num_threads)"
+    )
     pipeline.add_argument("-q", "--quiet", action="store_true")
     pipeline.set_defaults(func=cmd_bench_pipeline)
     link = which.add_parser(

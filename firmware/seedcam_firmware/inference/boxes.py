@@ -33,6 +33,29 @@ def box_iou(a: Sequence[float], b: Sequence[float]) -> float:
     return float(iou_matrix(np.asarray(a), np.asarray(b))[0, 0])
 
 
+#: up to this many boxes, NMS runs on Python floats: numpy's per-call cost outweighs its loops there
+_PLAIN_NMS_MAX = 48
+
+
+def _plain_iou(a: Sequence[float], b: Sequence[float]) -> float:
+    """:func:`iou_matrix` of two boxes: the same float64 operations in the same order."""
+    iw = max(min(a[2], b[2]) - max(a[0], b[0]), 0.0)
+    ih = max(min(a[3], b[3]) - max(a[1], b[1]), 0.0)
+    inter = iw * ih
+    union = max(a[2] - a[0], 0.0) * max(a[3] - a[1], 0.0) + max(b[2] - b[0], 0.0) * max(b[3] - b[1], 0.0) - inter
+    return inter / union if union > 0 else 0.0
+
+
+def _plain_nms(boxes: list[list[float]], order: list[int], iou_threshold: float, max_out: int) -> list[int]:
+    """Greedy NMS over ``order`` (indices, best first), as :func:`nms` does it with arrays."""
+    keep: list[int] = []
+    while order and len(keep) < max_out:
+        best = boxes[order[0]]
+        keep.append(order[0])
+        order = [j for j in order[1:] if _plain_iou(best, boxes[j]) <= iou_threshold]
+    return keep
+
+
 def nms(boxes: np.ndarray, scores: np.ndarray, iou_threshold: float, max_out: int) -> np.ndarray:
     """Greedy non-maximum suppression (class-agnostic: call it once per class).
 
@@ -57,6 +80,8 @@ def nms(boxes: np.ndarray, scores: np.ndarray, iou_threshold: float, max_out: in
     if max_out < 0:
         raise ValueError(f"max_out must be >= 0, got {max_out}")
     order = np.argsort(-s, kind="stable")
+    if len(order) <= _PLAIN_NMS_MAX:
+        return np.asarray(_plain_nms(b.tolist(), order.tolist(), iou_threshold, max_out), dtype=np.intp)
     keep: list[int] = []
     while order.size and len(keep) < max_out:
         i, rest = order[0], order[1:]

@@ -182,9 +182,11 @@ class SsdAnchorDecoder:
         scores = activate(_tensor(outputs, self.output_names[1], (n, self.score_columns)), self.score_activation)
         if self.background_class:
             scores = scores[:, 1:]
-        # only anchors with a candidate need their box: the same candidates, in the same order, at a fraction
-        hit = np.flatnonzero((scores >= params.score_threshold).any(axis=1))
-        return select_dense(decode_boxes(enc[hit], self.anchors[hit], self.box_scales), scores[hit], params)
+        # only the candidates' anchors need their box: select_dense's candidates, in its order, at a fraction
+        flat = np.flatnonzero(scores >= params.score_threshold)
+        rows, cols = np.divmod(flat, scores.shape[1])
+        boxes = decode_boxes(enc[rows], self.anchors[rows], self.box_scales)
+        return select_detections(boxes, scores.reshape(-1)[flat], cols, params)
 
 
 class PostProcessDecoder:

@@ -216,7 +216,10 @@ class Model:
         for name, arr in raw.items():
             scale, zero = self._outputs[name]["quantization"]
             if np.issubdtype(arr.dtype, np.integer) and scale != 0:
-                out[name] = ((arr.astype(np.float32) - np.float32(zero)) * np.float32(scale)).astype(np.float32)
+                values = arr.astype(np.float32)  # a fresh array: dequantized in place
+                values -= np.float32(zero)
+                values *= np.float32(scale)
+                out[name] = values
             else:
                 out[name] = np.asarray(arr, dtype=np.float32)
         return out
