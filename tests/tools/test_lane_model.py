@@ -75,3 +75,15 @@ def test_tiny_training_and_float_export_match_keras(tmp_path: Path) -> None:
 
     m = Model(path, input_shape=LANE_INPUT.shape, outputs=LANE_OUTPUTS)
     assert set(m.output_details) == set(LANE_OUTPUTS)
+
+
+def test_wider_and_deeper_networks_keep_the_outputs() -> None:
+    from seedcam_tools.lane.model import build_lane_model
+
+    v2 = build_lane_model()
+    bigger = build_lane_model(width_mult=2.0, blocks=2)
+    assert v2.count_params() == 251_864  # lane-v2's network, as shipped
+    assert bigger.count_params() > 5 * v2.count_params()
+    assert {k: tuple(t.shape) for k, t in bigger.output.items()} == {k: tuple(t.shape) for k, t in v2.output.items()}
+    with pytest.raises(ValueError, match="blocks"):
+        build_lane_model(blocks=-1)

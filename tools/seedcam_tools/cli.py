@@ -66,6 +66,8 @@ def cmd_train_lane(args: argparse.Namespace) -> int:
         random_fraction=args.random_world,
         init_from=args.init_from,
         lr=args.lr,
+        width_mult=args.width_mult,
+        blocks=args.blocks,
     )
     metrics = ship_lane_bundle(
         work / "lane.keras",
@@ -312,6 +314,12 @@ def _parser() -> argparse.ArgumentParser:
     train.add_argument("--epochs", type=int, default=6)
     train.add_argument("--init-from", type=Path, help="continue this saved lane.keras instead of a fresh model")
     train.add_argument("--lr", type=float, default=2e-3, help="peak learning rate (default 0.002)")
+    train.add_argument(
+        "--width-mult", type=float, default=1.0, help="channel scale of a fresh model (default 1.0, lane-v2)"
+    )
+    train.add_argument(
+        "--blocks", type=int, default=0, help="extra 3x3 convolutions per scale of a fresh model (default 0, lane-v2)"
+    )
     train.add_argument(
         "--random-world",
         type=float,

@@ -125,11 +125,14 @@ def train_on_data(
     lr: float = 2e-3,
     progress: bool = False,
     init_from: Path | None = None,
+    width_mult: float = 1.0,
+    blocks: int = 0,
 ):  # type: ignore[no-untyped-def]
     """Train a fresh model on ``train`` (or continue the saved ``lane.keras`` at ``init_from``);
     returns ``(keras model, history dict)``.
 
     Cosine learning-rate decay over ``epochs``; deterministic for a given seed and data.
+    ``width_mult`` and ``blocks`` shape a fresh model (:func:`~.model.build_lane_model`).
     """
     import keras
     import tensorflow as tf
@@ -139,7 +142,7 @@ def train_on_data(
     keras.utils.set_random_seed(seed)
     tf.config.experimental.enable_op_determinism()  # same seed and data -> the same weights
     if init_from is None:
-        model = build_lane_model()
+        model = build_lane_model(width_mult, blocks)
     else:
         model = keras.models.load_model(
             init_from, custom_objects={"_state_loss": _state_loss, "_presence_loss": _presence_loss}, compile=False
@@ -179,6 +182,8 @@ def train_lane(
     random_fraction: float = 0.0,
     init_from: Path | None = None,
     lr: float = 2e-3,
+    width_mult: float = 1.0,
+    blocks: int = 0,
 ) -> LaneMetrics:
     """Generate data, train, and save ``lane.keras`` + ``train_metrics.json`` in ``out_dir``.
 
@@ -191,6 +196,7 @@ def train_lane(
         random_fraction: share of scenes from the randomized world (:mod:`seedcam_tools.world`).
         init_from: continue this saved ``lane.keras`` instead of a fresh model.
         lr: peak learning rate.
+        width_mult, blocks: the shape of a fresh model (:func:`~.model.build_lane_model`).
     """
     if samples > VAL_SEED_BASE:
         raise ValueError("samples would overlap the validation / held-out seed ranges")
@@ -200,7 +206,17 @@ def train_lane(
     train = generate(0, samples, progress=progress, random_fraction=random_fraction)
     val = generate(VAL_SEED_BASE, max(64, min(2000, samples // 10)), random_fraction=random_fraction)
     t0 = time.monotonic()
-    model, _ = train_on_data(train, val, seed=seed, epochs=epochs, lr=lr, progress=progress, init_from=init_from)
+    model, _ = train_on_data(
+        train,
+        val,
+        seed=seed,
+        epochs=epochs,
+        lr=lr,
+        progress=progress,
+        init_from=init_from,
+        width_mult=width_mult,
+        blocks=blocks,
+    )
     secs = time.monotonic() - t0
     model.save(out_dir / "lane.keras")
     m = validation_metrics(model, val)
