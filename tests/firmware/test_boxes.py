@@ -37,4 +37,5 @@ def test_iou_matrix_is_every_pair_and_matches_box_iou() -> None:
     for i in range(5):
         for j in range(12):
             assert m[i, j] == pytest.approx(Box(*boxes[i]).iou(Box(*boxes[j])))
+            assert m[i, j] == box_iou(boxes[i], boxes[j])  # the same operations: equal, not close
     assert np.all((m >= 0) & (m <= 1))

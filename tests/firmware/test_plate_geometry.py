@@ -5,8 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from seedcam_firmware.inference.boxes import box_iou
-from seedcam_firmware.inference.plate import _box_iou, _order_corners, _percentile
+from seedcam_firmware.inference.plate import _order_corners, _percentile
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -27,12 +26,3 @@ def test_order_corners_starts_top_left_and_runs_clockwise() -> None:
     for shift in range(4):
         shuffled = np.roll(corners, shift, axis=0)[[0, 2, 1, 3]]
         assert _order_corners(shuffled).tolist() == corners.tolist()
-
-
-def test_box_iou_of_two_boxes_is_the_matrix_ones() -> None:
-    rng = np.random.default_rng(5)
-    for _ in range(500):
-        a, b = rng.uniform(0, 1, 2), rng.uniform(0, 1, 2)
-        box_a = (*a, *(a + rng.uniform(-0.1, 0.5, 2)))
-        box_b = (*b, *(b + rng.uniform(-0.1, 0.5, 2)))
-        assert _box_iou(box_a, box_b) == box_iou(box_a, box_b)

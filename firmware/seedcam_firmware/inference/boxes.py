@@ -29,21 +29,21 @@ def iou_matrix(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def box_iou(a: Sequence[float], b: Sequence[float]) -> float:
-    """The IoU of two boxes."""
-    return float(iou_matrix(np.asarray(a), np.asarray(b))[0, 0])
+    """The IoU of two boxes: :func:`iou_matrix`'s float64 operations, in its order, on plain floats.
+
+    Two boxes are too few for numpy: its per-call cost is many times the arithmetic.
+    """
+    ax0, ay0, ax1, ay1 = (float(v) for v in a)
+    bx0, by0, bx1, by1 = (float(v) for v in b)
+    iw = max(min(ax1, bx1) - max(ax0, bx0), 0.0)
+    ih = max(min(ay1, by1) - max(ay0, by0), 0.0)
+    inter = iw * ih
+    union = max(ax1 - ax0, 0.0) * max(ay1 - ay0, 0.0) + max(bx1 - bx0, 0.0) * max(by1 - by0, 0.0) - inter
+    return inter / union if union > 0 else 0.0
 
 
 #: up to this many boxes, NMS runs on Python floats: numpy's per-call cost outweighs its loops there
 _PLAIN_NMS_MAX = 48
-
-
-def _plain_iou(a: Sequence[float], b: Sequence[float]) -> float:
-    """:func:`iou_matrix` of two boxes: the same float64 operations in the same order."""
-    iw = max(min(a[2], b[2]) - max(a[0], b[0]), 0.0)
-    ih = max(min(a[3], b[3]) - max(a[1], b[1]), 0.0)
-    inter = iw * ih
-    union = max(a[2] - a[0], 0.0) * max(a[3] - a[1], 0.0) + max(b[2] - b[0], 0.0) * max(b[3] - b[1], 0.0) - inter
-    return inter / union if union > 0 else 0.0
 
 
 def _plain_nms(boxes: list[list[float]], order: list[int], iou_threshold: float, max_out: int) -> list[int]:
@@ -52,7 +52,7 @@ def _plain_nms(boxes: list[list[float]], order: list[int], iou_threshold: float,
     while order and len(keep) < max_out:
         best = boxes[order[0]]
         keep.append(order[0])
-        order = [j for j in order[1:] if _plain_iou(best, boxes[j]) <= iou_threshold]
+        order = [j for j in order[1:] if box_iou(best, boxes[j]) <= iou_threshold]
     return keep
 
 

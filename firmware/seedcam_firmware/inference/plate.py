@@ -34,6 +34,8 @@ from collections.abc import Sequence
 import cv2
 import numpy as np
 
+from .boxes import box_iou
+
 __all__ = ["crop_plate", "find_plate_quad"]
 
 #: height in pixels of the working image the plate is searched in
@@ -115,15 +117,6 @@ def _quad_size(q: np.ndarray) -> tuple[float, float]:
     w = (_distance(q[0], q[1]) + _distance(q[3], q[2])) / 2.0
     h = (_distance(q[0], q[3]) + _distance(q[1], q[2])) / 2.0
     return w, h
-
-
-def _box_iou(a: Sequence[float], b: Sequence[float]) -> float:
-    """:func:`~.boxes.box_iou` of two boxes, in plain float arithmetic."""
-    iw = max(min(a[2], b[2]) - max(a[0], b[0]), 0.0)
-    ih = max(min(a[3], b[3]) - max(a[1], b[1]), 0.0)
-    inter = iw * ih
-    union = max(a[2] - a[0], 0.0) * max(a[3] - a[1], 0.0) + max(b[2] - b[0], 0.0) * max(b[3] - b[1], 0.0) - inter
-    return inter / union if union > 0 else 0.0
 
 
 def _percentile(pixels: np.ndarray, q: float) -> float:
@@ -221,7 +214,7 @@ def find_plate_quad(
             bb = (float(quad[:, 0].min()), float(quad[:, 1].min()), float(quad[:, 0].max()), float(quad[:, 1].max()))
             off_x = abs((bb[0] + bb[2]) - (prior[0] + prior[2])) / 2 / (prior[2] - prior[0])
             off_y = abs((bb[1] + bb[3]) - (prior[1] + prior[3])) / 2 / (prior[3] - prior[1])
-            score = _box_iou(bb, prior)
+            score = box_iou(bb, prior)
             if max(off_x, off_y) > _MAX_CENTRE_OFFSET or score < _MIN_IOU:
                 continue
             if best is None or score > best[0]:
