@@ -1,4 +1,5 @@
-"""What the ``seedcam`` command modules share: exit codes, the fatal-error type, the command type, JSON output."""
+"""What the ``seedcam`` command modules share: exit codes, the fatal-error type, the command type, JSON output,
+byte sizes as text."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ __all__ = [
     "EXIT_INTERRUPTED",
     "CliError",
     "Command",
+    "byte_size",
     "write_json",
 ]
 
@@ -43,3 +45,12 @@ class CliError(Exception):
 def write_json(out: TextIO, value: Any) -> None:
     """``--json`` output: one compact JSON document per line (JSON Lines), for every command alike."""
     out.write(json.dumps(to_jsonable(value)) + "\n")
+
+
+def byte_size(n: float) -> str:
+    """A byte count as the commands print it: ``512 B``, ``3.4 KiB``, ``1.2 MiB``, ``2.0 GiB``."""
+    for unit in ("B", "KiB", "MiB"):
+        if n < 1024:
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} GiB"

@@ -14,25 +14,17 @@ import sys
 from dataclasses import asdict
 from typing import Any, TextIO
 
-from seedcam._cli_common import EXIT_OK, CliError, write_json
+from seedcam._cli_common import EXIT_OK, CliError, byte_size, write_json
 from seedcam._cli_port import open_sensor
 from seedcam.types import BlackBoxFileInfo
 
 __all__ = ["add_blackbox_commands", "cmd_blackbox_list", "cmd_blackbox_pull", "cmd_blackbox_trigger"]
 
 
-def _size(n: float) -> str:
-    for unit in ("B", "KiB", "MiB"):
-        if n < 1024:
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n:.1f} GiB"
-
-
 def _line(info: BlackBoxFileInfo) -> str:
     return (
         f"{info.name}  {info.trigger:<9}  {info.seconds:5.1f} s  {info.results:5d} results  "
-        f"{_size(info.size):>9}  {info.reason}"
+        f"{byte_size(info.size):>9}  {info.reason}"
     )
 
 
@@ -61,7 +53,7 @@ def cmd_blackbox_pull(args: argparse.Namespace, out: TextIO) -> int:
 
     def progress(received: int, total: int) -> None:
         if not args.quiet and not args.json:
-            sys.stderr.write(f"\r{args.name}: {_size(received)} of {_size(total)}")
+            sys.stderr.write(f"\r{args.name}: {byte_size(received)} of {byte_size(total)}")
             sys.stderr.flush()
 
     with open_sensor(args) as sensor:
@@ -73,7 +65,7 @@ def cmd_blackbox_pull(args: argparse.Namespace, out: TextIO) -> int:
         sys.stderr.write("\n")
     out.write(
         f"pulled {info.name} ({info.trigger}: {info.reason}): {info.results} results, "
-        f"{info.seconds:.1f} s before the trigger, {_size(info.size)} -> {args.output}\n"
+        f"{info.seconds:.1f} s before the trigger, {byte_size(info.size)} -> {args.output}\n"
     )
     return EXIT_OK
 

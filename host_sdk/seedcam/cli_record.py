@@ -17,7 +17,7 @@ import sys
 import time
 from typing import Any, TextIO
 
-from seedcam._cli_common import EXIT_INTERRUPTED, EXIT_OK, CliError, write_json
+from seedcam._cli_common import EXIT_INTERRUPTED, EXIT_OK, CliError, byte_size, write_json
 from seedcam._cli_port import open_sensor
 from seedcam.cli_blackbox import add_blackbox_commands
 from seedcam.errors import RecordingError
@@ -27,20 +27,12 @@ __all__ = ["add_record_commands", "cmd_record"]
 _PROGRESS_S = 1.0
 
 
-def _size(n: int) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if n < 1024 or unit == "GiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024  # type: ignore[assignment]
-    return f"{n} B"
-
-
 def _line(stats: Any, path: str) -> str:
     rate = stats.bytes_written / stats.seconds if stats.seconds > 0 else 0.0
     previews = f", {stats.previews} previews" if stats.previews else ""
     return (
         f"{path}: {stats.seconds:6.1f} s, {stats.results} results{previews}, {stats.dropped} dropped, "
-        f"{_size(stats.bytes_written)} ({_size(round(rate))}/s)"
+        f"{byte_size(stats.bytes_written)} ({byte_size(round(rate))}/s)"
     )
 
 

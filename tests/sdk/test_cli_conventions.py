@@ -461,3 +461,13 @@ def test_verbosity_sets_the_sdk_log_level_while_the_command_runs(argv: tuple[str
     with _logging(args):
         assert logging.getLogger("seedcam.session").getEffectiveLevel() == level
     assert sdk.level == before
+
+
+@pytest.mark.parametrize(
+    ("n", "text"),
+    [(0, "0 B"), (1023, "1023 B"), (1024, "1.0 KiB"), (1536, "1.5 KiB"), (5 << 20, "5.0 MiB"), (3 << 30, "3.0 GiB")],
+)
+def test_byte_sizes_read_the_same_in_every_command(n: int, text: str) -> None:
+    from seedcam._cli_common import byte_size
+
+    assert byte_size(n) == text
