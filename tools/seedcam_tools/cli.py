@@ -315,10 +315,16 @@ def _parser() -> argparse.ArgumentParser:
     train.add_argument("--init-from", type=Path, help="continue this saved lane.keras instead of a fresh model")
     train.add_argument("--lr", type=float, default=2e-3, help="peak learning rate (default 0.002)")
     train.add_argument(
-        "--width-mult", type=float, default=1.0, help="channel scale of a fresh model (default 1.0, lane-v2)"
+        "--width-mult",
+        type=float,
+        default=2.0,
+        help="channel scale of a fresh model (default 2.0, lane-v3; lane-v2: 1.0)",
     )
     train.add_argument(
-        "--blocks", type=int, default=0, help="extra 3x3 convolutions per scale of a fresh model (default 0, lane-v2)"
+        "--blocks",
+        type=int,
+        default=2,
+        help="extra 3x3 convolutions per scale of a fresh model (default 2, lane-v3; lane-v2: 0)",
     )
     train.add_argument(
         "--random-world",

@@ -73,7 +73,7 @@ def ship_lane_bundle(
     eval_seed: int = 0,
     train_info: dict[str, Any] | None = None,
     random_fraction: float = 0.0,
-    version: str = "2.0.0",
+    version: str = "3.0.0",
 ) -> dict[str, Any]:
     """Export ``keras_path`` into the bundle folder ``out_dir`` and record its metrics.
 

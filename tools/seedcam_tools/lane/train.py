@@ -48,6 +48,10 @@ class LaneMetrics:
     epochs: int
     train_seconds: float
     random_world_fraction: float = 0.0
+    lr: float = 2e-3
+    width_mult: float = 1.0
+    blocks: int = 0
+    continued_from: str | None = None
 
     def to_dict(self) -> dict[str, float]:
         """As a JSON-friendly dict."""
@@ -221,7 +225,15 @@ def train_lane(
     model.save(out_dir / "lane.keras")
     m = validation_metrics(model, val)
     metrics = LaneMetrics(
-        samples=samples, epochs=epochs, train_seconds=secs, random_world_fraction=random_fraction, **m
+        samples=samples,
+        epochs=epochs,
+        train_seconds=secs,
+        random_world_fraction=random_fraction,
+        lr=lr,
+        width_mult=width_mult,
+        blocks=blocks,
+        continued_from=None if init_from is None else str(init_from),
+        **m,
     )
     (out_dir / "train_metrics.json").write_text(json.dumps(metrics.to_dict(), indent=2))
     return metrics
