@@ -70,38 +70,38 @@ def test_install_from_a_catalog_of_the_shipped_models_then_an_older_version(
 ) -> None:
     cat = tmp_path / "catalog"
     build_catalog(MODELS, cat, key.private)
-    build_catalog(model_at_version(tmp_path / "next", "lane", "2.1.0"), cat, key.private)
+    build_catalog(model_at_version(tmp_path / "next", "lane", "3.1.0"), cat, key.private)
     fw = start(firmware_factory, tmp_path, key)
     trust = ("--catalog", cat.as_uri(), "--trust", key.public.hex())
 
     code, text = run("models", "available", *trust, "--json")
     assert code == 0
-    assert {json.loads(line)["id"] for line in text.splitlines()} >= {"lane-v2@2.1.0", "detect-v4@4.0.0"}
+    assert {json.loads(line)["id"] for line in text.splitlines()} >= {"lane-v3@3.1.0", "detect-v4@4.0.0"}
 
     parsed = counted(monkeypatch, catalog, "bundle_from_bytes")
     verified = counted(monkeypatch, catalog, "verify_signature")
     read = counted(monkeypatch, _update_push, "read_bundle")
-    code, text = run("--port", fw.link, "models", "install", "lane-v2", *trust, "-q")
+    code, text = run("--port", fw.link, "models", "install", "lane-v3", *trust, "-q")
     assert code == 0, text
     assert (len(parsed), len(verified), len(read)) == (1, 1, 0)  # the bundle checked and parsed once, then pushed
-    assert text.startswith("lane-v2@2.1.0 from ") and "in lane slot a: signature and sha256 verified" in text
-    assert "receiving lane-v2@2.1.0 for lane" in fw.log_path.read_text()  # what the board logs at a TransferBegin
+    assert text.startswith("lane-v3@3.1.0 from ") and "in lane slot a: signature and sha256 verified" in text
+    assert "receiving lane-v3@3.1.0 for lane" in fw.log_path.read_text()  # what the board logs at a TransferBegin
     code, text = run("--port", fw.link, "models", "list", "--json")
     (lane,) = [m for m in map(json.loads, text.splitlines()) if m["task"] == "lane"]
-    assert (lane["id"], lane["version"], lane["active"]) == ("lane-v2-int8", "2.1.0", True)
+    assert (lane["id"], lane["version"], lane["active"]) == ("lane-v3-int8", "3.1.0", True)
 
     with seedcam.open(fw.link, timeout=10) as sensor:  # the SDK call, with progress
         loaded = catalog.load_catalog(cat.as_uri(), [key.public])
         seen: list[tuple[int, int]] = []
         done = catalog.install(
-            sensor, loaded, "lane-v2", "2.0.0", progress=lambda sent, total: seen.append((sent, total))
+            sensor, loaded, "lane-v3", "3.0.0", progress=lambda sent, total: seen.append((sent, total))
         )
         assert done.activated and not done.already_installed
         assert seen and seen[-1] == (done.payload_size, done.payload_size)
         (group,) = [g for g in updates.list_slots(sensor) if g.name == "lane"]
-        assert [(s.slot, s.version, s.active) for s in group.slots] == [("a", "2.1.0", False), ("b", "2.0.0", True)]
-    code, text = run("--port", fw.link, "models", "install", "lane-v2@2.0.0", *trust, "-q")
-    assert (code, text) == (0, "lane-v2@2.0.0 is already installed in lane slot b; nothing was sent\n")
+        assert [(s.slot, s.version, s.active) for s in group.slots] == [("a", "3.1.0", False), ("b", "3.0.0", True)]
+    code, text = run("--port", fw.link, "models", "install", "lane-v3@3.0.0", *trust, "-q")
+    assert (code, text) == (0, "lane-v3@3.0.0 is already installed in lane slot b; nothing was sent\n")
 
 
 def test_every_bad_catalog_or_bundle_is_refused_before_any_transfer(
@@ -112,11 +112,11 @@ def test_every_bad_catalog_or_bundle_is_refused_before_any_transfer(
 
     def fresh() -> catalog.CatalogEntry:
         build_catalog(MODELS, cat, key.private, only=["lane"])
-        return catalog.load_catalog(str(cat), [key.public]).find("lane-v2")
+        return catalog.load_catalog(str(cat), [key.public]).find("lane-v3")
 
     def refused(expected: str, *extra: str) -> None:
         capsys.readouterr()
-        code, _ = run("--port", fw.link, "models", "install", "lane-v2", "--catalog", str(cat), *extra, "-q")
+        code, _ = run("--port", fw.link, "models", "install", "lane-v3", "--catalog", str(cat), *extra, "-q")
         err = capsys.readouterr().err
         assert code == 1 and expected in err and err.count("\n") == 1, err
 
@@ -133,16 +133,16 @@ def test_every_bad_catalog_or_bundle_is_refused_before_any_transfer(
     refused("differs from the catalog's", "--trust", key.public.hex())
 
     fresh()
-    resign_index(cat, key, {"sha256": "ab" * 32}, entry="lane-v2")  # a signed index with a wrong sha256
+    resign_index(cat, key, {"sha256": "ab" * 32}, entry="lane-v3")  # a signed index with a wrong sha256
     refused("differs from the catalog's", "--trust", key.public.hex())
 
     stranger = generate_keypair()
     build_catalog(MODELS, cat, stranger.private, only=["lane"])  # signed by a key nobody trusts
     refused(f"is signed by key {stranger.key_id}, which is not trusted", "--trust", key.public.hex())
     fresh()
-    resign_index(cat, stranger, {}, entry="lane-v2", top={"key_id": stranger.key_id})  # index ok, its bundle not
+    resign_index(cat, stranger, {}, entry="lane-v3", top={"key_id": stranger.key_id})  # index ok, its bundle not
     refused(
-        f"bundle lane-v2@2.0.0 is signed by key {key.key_id}, which is not trusted", "--trust", stranger.public.hex()
+        f"bundle lane-v3@3.0.0 is signed by key {key.key_id}, which is not trusted", "--trust", stranger.public.hex()
     )
 
     # the board saw no TransferBegin: it logged none (neither accepted nor refused), wrote no journal, filled no slot

@@ -184,7 +184,7 @@ def test_a_model_header_whose_identity_differs_from_its_manifest_is_refused(
     updates = service(tmp_path / "updates")
     answer = push(updates, bundle)
     assert (answer.status, answer.reason) == (pb.STATUS_INVALID_ARGUMENT, "identity"), answer
-    assert "lane-v2@2.0.0" in answer.message
+    assert "lane-v3@2.0.0" in answer.message
     assert slot_versions(updates, bundle.header.task) == EMPTY
 
 

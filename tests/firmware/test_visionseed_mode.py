@@ -119,7 +119,7 @@ def test_device_info_is_space_separated_with_the_version_first(board: Board) -> 
     tokens = response.strData.split(" ")
     info = board.daemon.device_info()
     assert tokens[:4] == [info.firmware_version, "seedcam", info.board, info.serial_number]
-    assert "320x240" in tokens and "tasks=lane" in tokens and "models=lane-v2-int8" in tokens
+    assert "320x240" in tokens and "tasks=lane" in tokens and "models=lane-v3-int8" in tokens
 
 
 def test_the_published_request_vectors_are_answered(board: Board) -> None:

@@ -41,10 +41,10 @@ def test_build_lists_each_model_with_its_hash_and_headline_metrics_and_grows_by_
     assert code == 0
     cat = catalog.load_catalog(str(out), [key.public])
     assert cat.key_id == key.key_id
-    assert cat.names() == ("detect-v4", "lane-v2", "ocr-v3", "road_scene-v1")
-    lane = cat.find("lane-v2")
+    assert cat.names() == ("detect-v4", "lane-v3", "ocr-v3", "road_scene-v1")
+    lane = cat.find("lane-v3")
     data = (out / lane.file).read_bytes()
-    assert (lane.task, lane.version, lane.precision, lane.key_id) == ("lane", "2.0.0", "int8", key.key_id)
+    assert (lane.task, lane.version, lane.precision, lane.key_id) == ("lane", "3.0.0", "int8", key.key_id)
     assert (lane.size, lane.sha256) == (len(data), hashlib.sha256(data).hexdigest())
     shipped = json.loads((MODELS / "lane" / "metrics.json").read_text())
     assert lane.metrics["offset_mae_m"] == pytest.approx(shipped["heldout"]["int8"]["offset_mae_m"], rel=1e-5)
@@ -53,15 +53,15 @@ def test_build_lists_each_model_with_its_hash_and_headline_metrics_and_grows_by_
     )
     assert cat.find("detect-v4").metrics["map50"] > 0.9
 
-    build_catalog(model_at_version(tmp_path / "next", "lane", "2.1.0"), out, key.private)  # a later release
+    build_catalog(model_at_version(tmp_path / "next", "lane", "3.1.0"), out, key.private)  # a later release
     grown = catalog.load_catalog(str(out), [key.public])
-    assert [e.version for e in grown.versions("lane-v2")] == ["2.0.0", "2.1.0"]
-    assert grown.find("lane-v2").version == "2.1.0" and grown.find("lane-v2", "2.0.0") == lane
+    assert [e.version for e in grown.versions("lane-v3")] == ["3.0.0", "3.1.0"]
+    assert grown.find("lane-v3").version == "3.1.0" and grown.find("lane-v3", "3.0.0") == lane
     assert len(grown.entries) == 5
-    with pytest.raises(CatalogError, match=r"no version 9\.9 of lane-v2 \(it has 2\.0\.0, 2\.1\.0\)"):
-        grown.find("lane-v2", "9.9")
+    with pytest.raises(CatalogError, match=r"no version 9\.9 of lane-v3 \(it has 3\.0\.0, 3\.1\.0\)"):
+        grown.find("lane-v3", "9.9")
     with pytest.raises(
-        CatalogError, match=r"no model 'lane' .* it has: detect-v4 \(4\.0\.0\), lane-v2 \(2\.0\.0, 2\.1\.0\)"
+        CatalogError, match=r"no model 'lane' .* it has: detect-v4 \(4\.0\.0\), lane-v3 \(3\.0\.0, 3\.1\.0\)"
     ):
         grown.find("lane")
 
@@ -71,7 +71,7 @@ def test_build_lists_each_model_with_its_hash_and_headline_metrics_and_grows_by_
     assert lines[0].endswith(f"5 bundles, signed by key {key.key_id}")
     assert [line.split()[0] for line in lines[1:]] == [
         "detect-v4@4.0.0",
-        "lane-v2@2.1.0",
+        "lane-v3@3.1.0",
         "ocr-v3@3.0.0",
         "road_scene-v1@1.0.0",
     ]
@@ -83,28 +83,28 @@ def test_build_lists_each_model_with_its_hash_and_headline_metrics_and_grows_by_
         == 0
     )
     rows = [json.loads(line) for line in out_json.getvalue().splitlines()]
-    assert [r["id"] for r in rows if r["name"] == "lane-v2"] == ["lane-v2@2.0.0", "lane-v2@2.1.0"]
+    assert [r["id"] for r in rows if r["name"] == "lane-v3"] == ["lane-v3@3.0.0", "lane-v3@3.1.0"]
 
 
 def test_a_rebuild_keeps_an_earlier_entry_only_when_its_bundle_passes_every_check(
     lane_catalog: Path, key: KeyPair, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    entry = catalog.load_catalog(str(lane_catalog), [key.public]).find("lane-v2")
+    entry = catalog.load_catalog(str(lane_catalog), [key.public]).find("lane-v3")
     stranger = generate_keypair()
     build_catalog(MODELS, tmp_path / "other", stranger.private, only=["lane"])
     foreign = (tmp_path / "other" / entry.file).read_bytes()  # the same model, signed by another key
     (lane_catalog / entry.file).write_bytes(foreign)
     listed = {"sha256": hashlib.sha256(foreign).hexdigest(), "size": len(foreign)}
-    resign_index(lane_catalog, key, listed, entry="lane-v2")  # the index lists its size and sha256, signed
+    resign_index(lane_catalog, key, listed, entry="lane-v3")  # the index lists its size and sha256, signed
     with caplog.at_level("WARNING", logger="seedcam_tools.catalog_build"):
         rebuilt = build_catalog(MODELS, lane_catalog, key.private, only=["road_scene"])
     assert rebuilt.names() == ("road_scene-v1",)
-    assert f"dropping lane-v2@2.0.0 from the catalog: bundle lane-v2@2.0.0 is signed by key {stranger.key_id}" in (
+    assert f"dropping lane-v3@3.0.0 from the catalog: bundle lane-v3@3.0.0 is signed by key {stranger.key_id}" in (
         caplog.text
     )
 
     build_catalog(MODELS, lane_catalog, key.private, only=["lane"])
-    resign_index(lane_catalog, key, {"task": "detect"}, entry="lane-v2")  # size and sha256 right, the task not
+    resign_index(lane_catalog, key, {"task": "detect"}, entry="lane-v3")  # size and sha256 right, the task not
     caplog.clear()
     with caplog.at_level("WARNING", logger="seedcam_tools.catalog_build"):
         rebuilt = build_catalog(MODELS, lane_catalog, key.private, only=["road_scene"])
@@ -125,7 +125,7 @@ def test_the_default_catalog_and_keys_come_from_the_environment_then_the_config_
     monkeypatch.delenv(catalog.KEYS_ENV, raising=False)
     out = io.StringIO()
     assert seedcam_main(["models", "available"], out) == 0
-    assert "lane-v2@2.0.0" in out.getvalue()
+    assert "lane-v3@3.0.0" in out.getvalue()
     stranger = generate_keypair()
     (tmp_path / "stranger.pub").write_text(stranger.public.hex() + "\n")
     monkeypatch.setenv(catalog.KEYS_ENV, str(tmp_path / "stranger.pub"))  # the environment wins over the file
@@ -145,7 +145,7 @@ def test_the_default_catalog_and_keys_come_from_the_environment_then_the_config_
 def test_an_altered_index_an_unknown_key_and_a_missing_signature_are_refused(lane_catalog: Path, key: KeyPair) -> None:
     index = lane_catalog / INDEX_FILE
     original = index.read_bytes()
-    index.write_bytes(original.replace(b'"2.0.0"', b'"2.0.1"'))
+    index.write_bytes(original.replace(b'"3.0.0"', b'"3.0.1"'))
     with pytest.raises(CatalogError, match=f"does not verify with key {key.key_id}: the index was altered"):
         catalog.load_catalog(str(lane_catalog), [key.public])
     index.write_bytes(original)
@@ -167,7 +167,7 @@ def test_a_signed_index_with_a_malformed_entry_names_it(lane_catalog: Path, key:
         ({"metrics": {"map50": "high"}}, r"metric 'map50' must be a finite number"),
         ({"name": "../x"}, r"'name' is not valid"),
     ):
-        resign_index(lane_catalog, key, edit, entry="lane-v2")
+        resign_index(lane_catalog, key, edit, entry="lane-v3")
         with pytest.raises(CatalogError, match=message):
             catalog.load_catalog(str(lane_catalog), [key.public])
         build_catalog(MODELS, lane_catalog, key.private, only=["lane"])  # a fresh index for the next case
@@ -177,14 +177,14 @@ def test_a_bundle_that_differs_from_its_entry_is_refused_by_size_sha256_identity
     lane_catalog: Path, key: KeyPair, tmp_path: Path
 ) -> None:
     cat = catalog.load_catalog(str(lane_catalog), [key.public])
-    entry = cat.find("lane-v2")
+    entry = cat.find("lane-v3")
     good = catalog.fetch_bundle(cat, entry)
     verified = catalog.verify_entry_bytes(entry, good, [key.public])
     assert verified.entry == entry and verified.bundle.to_bytes() == good  # parsed once, pushed as it is
     assert catalog.fetch_verified(cat, entry).bundle.to_bytes() == good
     other = catalog.VerifiedBundle(catalog.CatalogEntry(**{**vars(entry), "version": "9.9.9"}), verified.bundle)
-    with pytest.raises(ValueError, match=r"verified as lane-v2@9\.9\.9, not as lane-v2@2\.0\.0"):
-        catalog.install(None, cat, "lane-v2", data=other)  # refused before the sensor is used
+    with pytest.raises(ValueError, match=r"verified as lane-v3@9\.9\.9, not as lane-v3@3\.0\.0"):
+        catalog.install(None, cat, "lane-v3", data=other)  # refused before the sensor is used
     flipped = bytearray(good)
     flipped[-10] ^= 0xFF
     with pytest.raises(CatalogError, match=r"sha256 .* differs from the catalog's .*nothing was sent"):
@@ -196,8 +196,8 @@ def test_a_bundle_that_differs_from_its_entry_is_refused_by_size_sha256_identity
     with pytest.raises(CatalogError, match=r"tampered bundle"):
         catalog.verify_entry_bytes(catalog.CatalogEntry(**{**vars(entry), **tampered}), bytes(flipped), [key.public])
     # a bundle listed under another name, or signed by a key the host does not trust
-    renamed = catalog.CatalogEntry(**{**vars(entry), "name": "lane-v3"})
-    with pytest.raises(CatalogError, match=r"the bundle is model lane-v2@2\.0\.0 for task lane, not what the catalog"):
+    renamed = catalog.CatalogEntry(**{**vars(entry), "name": "lane-v4"})
+    with pytest.raises(CatalogError, match=r"the bundle is model lane-v3@3\.0\.0 for task lane, not what the catalog"):
         catalog.verify_entry_bytes(renamed, good, [key.public])
     with pytest.raises(CatalogError, match=r"signed by key [0-9a-f]{16}, which is not trusted"):
         catalog.verify_entry_bytes(entry, good, [generate_keypair().public])
@@ -219,9 +219,9 @@ def test_urls_other_than_file_and_https_are_refused() -> None:
     assert (
         cat.bundle_url(catalog.CatalogEntry(**{**vars(entry), "file": "b/m.scb"})) == "https://example.com/cat/b/m.scb"
     )
-    assert catalog.parse_model_ref("lane-v2@2.0.0") == ("lane-v2", "2.0.0")
+    assert catalog.parse_model_ref("lane-v3@3.0.0") == ("lane-v3", "3.0.0")
     with pytest.raises(ValueError, match="NAME@VERSION"):
-        catalog.parse_model_ref("lane-v2@")
+        catalog.parse_model_ref("lane-v3@")
 
 
 def test_https_catalog_with_a_ca_made_in_the_test(
@@ -235,7 +235,7 @@ def test_https_catalog_with_a_ca_made_in_the_test(
             catalog.load_catalog(url, [key.public], timeout=10)
         monkeypatch.setenv("SSL_CERT_FILE", str(ca_pem))
         cat = catalog.load_catalog(url, [key.public], timeout=10)
-        entry = cat.find("lane-v2")
+        entry = cat.find("lane-v3")
         assert cat.bundle_url(entry) == f"{url}{entry.file}"
         seen: list[int] = []
         data = catalog.fetch_bundle(cat, entry, progress=seen.append)

@@ -40,7 +40,9 @@ def test_metrics_json_records_export_check_and_acceptance() -> None:
     assert m["export"]["float_conversion_inputs"] >= 100
     for prec in ("float32", "int8"):
         assert m["heldout"][prec]["passes_acceptance"]
-    assert m["model_params"] < 400_000
+    # lane-v3 is 1.77 M parameters; its INT8 file still goes over a 115200-baud UART in under 3 minutes
+    assert m["model_params"] < 2_000_000
+    assert m["export"]["size_bytes"]["int8"] < 2_000_000
 
 
 def test_seed_ranges_are_disjoint() -> None:

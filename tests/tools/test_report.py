@@ -48,20 +48,20 @@ def test_report_has_a_row_per_model_and_precision_and_lists_what_failed(models: 
     assert [p.name for p in find_bundles(models)] == ["broken", "lane", "zz_fake"]
     report = build_report(models, invokes=3, command="seedcam-tools report --invokes 3")
     assert [(m.id, [r.precision for r in m.rows]) for m in report.models] == [
-        ("lane-v2", ["float32", "int8"]),
+        ("lane-v3", ["float32", "int8"]),
         ("fake-v1", ["int8"]),
     ]
     assert [name for name, _ in report.skipped] == ["broken"]
     text = render_markdown(report)
     rows = _table_rows(text)
     assert [r[:3] for r in rows] == [
-        ["`lane-v2` (lane/)", "lane", "float32"],
-        ["`lane-v2` (lane/)", "lane", "int8"],
+        ["`lane-v3` (lane/)", "lane", "float32"],
+        ["`lane-v3` (lane/)", "lane", "int8"],
         ["`fake-v1` (zz_fake/)", "detect", "int8"],
     ]
     assert rows[2][3] == "mAP@0.5 0.8125"
-    assert rows[1][3].startswith("offset MAE 5.2 mm, heading MAE 0.98")
-    assert rows[1][4] == "269.8 kB" and rows[0][4] == "1.01 MB"
+    assert rows[1][3].startswith("offset MAE 3.7 mm, heading MAE 0.69")
+    assert rows[1][4] == "1.82 MB" and rows[0][4] == "7.07 MB"
     assert "- `broken/`:" in text and "seedcam-tools report --invokes 3" in text
     assert re.search(r"\*\*Machine\*\*: .+, \d+ logical cores", text)
     assert "ai-edge-litert" in text or "tflite-runtime" in text
@@ -69,7 +69,7 @@ def test_report_has_a_row_per_model_and_precision_and_lists_what_failed(models: 
 
 def test_speedups_are_float_over_int8_medians_at_each_thread_count(models: Path) -> None:
     report = build_report(models, invokes=5)
-    lane = next(m for m in report.models if m.id == "lane-v2")
+    lane = next(m for m in report.models if m.id == "lane-v3")
     f32, i8 = lane.rows
     assert set(f32.latency_ms) == set(i8.latency_ms) == {1, 2}
     assert all(v > 0 for v in (*f32.latency_ms.values(), *i8.latency_ms.values()))
@@ -133,7 +133,7 @@ def test_latency_measured_elsewhere_comes_back_as_a_section_checked_against_the_
         build_report(models, invokes=1), [load_reference(models / "latency" / "other-cpu.json")], models
     )
     section = text[text.index("## Measured on") :]
-    lines = [line for line in section.splitlines() if line.startswith("| `lane-v2`")]
+    lines = [line for line in section.splitlines() if line.startswith("| `lane-v3`")]
     assert "the shipped file" in lines[0] and "not the shipped file" not in lines[0]
     assert lines[1].endswith(
         f"{f32.latency_ms[1] / i8.latency_ms[1]:.2f}× / {f32.latency_ms[2] / i8.latency_ms[2]:.2f}× |"
@@ -142,7 +142,7 @@ def test_latency_measured_elsewhere_comes_back_as_a_section_checked_against_the_
     text = render_markdown(
         build_report(models, invokes=1), [load_reference(models / "latency" / "other-cpu.json")], models
     )
-    lines = [line for line in text[text.index("## Measured on") :].splitlines() if line.startswith("| `lane-v2`")]
+    lines = [line for line in text[text.index("## Measured on") :].splitlines() if line.startswith("| `lane-v3`")]
     assert "the shipped file" in lines[0] and "**not the shipped file**: an older build" in lines[1]
 
 
@@ -182,4 +182,4 @@ def test_figures_on_both_worlds_get_a_table_of_their_own(models: Path) -> None:
         "mAP 0.912, recall 90 %, 0.05 FP/frame",
         "mAP 0.500, recall 61 %, 0.30 FP/frame",
     ]
-    assert not [r for r in _table_rows(table) if r[0].startswith("`lane-v2`")]  # no worlds recorded: no row
+    assert not [r for r in _table_rows(table) if r[0].startswith("`lane-v3`")]  # no worlds recorded: no row
