@@ -53,7 +53,7 @@ def test_a_model_nan_on_real_frames_is_not_streamed_and_is_rolled_back(
         wait_until(lambda: len(results) > 5 and results[-1].lane is not None, 10, "results of the old model")
         stop()
         assert all(finite_lane(r) for r in results), "NaN lane states reached the host"
-        assert not any("lane-v2-float32" in r.model_ids and r.lane is not None for r in results)
+        assert not any("lane-v3-float32" in r.model_ids and r.lane is not None for r in results)
         wait_until(lambda: (h := sensor.health) is not None and h.canary_rollbacks == 1, 5, "the rollback in Health")
         health = sensor.health
         assert health is not None and health.invalid_outputs.get("lane", 0) >= 1

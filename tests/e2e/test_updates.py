@@ -66,7 +66,7 @@ def test_push_rollback_delete_through_the_cli_while_results_stream(firmware_fact
     second = bundle_file(tmp_path, "lane-1.2.scb", version="1.2.0", counter=2, precision="float32")
     out = io.StringIO()
     assert seedcam_main(["--port", fw.link, "models", "push", str(first), "-q"], out) == 0
-    assert "lane-v2@1.1.0 in lane slot a: self-test passed" in out.getvalue()
+    assert "lane-v3@1.1.0 in lane slot a: self-test passed" in out.getvalue()
     with seedcam.open(fw.link, timeout=10) as sensor:
         assert lane_model(sensor).version == "1.1.0"
         during: list[seedcam.Result] = []
@@ -77,7 +77,7 @@ def test_push_rollback_delete_through_the_cli_while_results_stream(firmware_fact
         assert len(during) >= 1  # results kept streaming during the push
         model = lane_model(sensor)
         assert (model.version, model.precision, model.active) == ("1.2.0", "float32", True)
-        wait_until(lambda: sensor.recv(timeout=5).model_ids == ("lane-v2-float32",), 10, "results of the new model")
+        wait_until(lambda: sensor.recv(timeout=5).model_ids == ("lane-v3-float32",), 10, "results of the new model")
 
     out = io.StringIO()
     assert seedcam_main(["--port", fw.link, "models", "slots", "--json"], out) == 0
@@ -131,7 +131,7 @@ def test_kill_9_at_each_step_keeps_the_old_model_and_the_next_push_resumes(
     with seedcam.open(fw.link, timeout=10) as sensor:
         old = lane_model(sensor)
         assert (old.version, old.sha256, old.active) == (SHIPPED_VERSION, SHIPPED_SHA, True)  # the old model is active
-        assert sensor.recv(timeout=10).model_ids == ("lane-v2-int8",)  # ... and loadable: it produces results
+        assert sensor.recv(timeout=10).model_ids == ("lane-v3-int8",)  # ... and loadable: it produces results
         done = updates.push_bundle(sensor, path)
         assert done.activated and lane_model(sensor).version == "2.0.0"
     size = done.payload_size

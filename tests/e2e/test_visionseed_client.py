@@ -140,7 +140,7 @@ def test_published_client_reads_lane_uses_rpcs_and_installs_a_model(firmware_fac
         tmp_path,
     )
     info, results, empty, detect_text, _, threshold, _, _, listing, bundle, _, unsupported, reboot = out
-    assert info[:2] == [FIRMWARE_VERSION, "seedcam"] and "tasks=lane" in info and "models=lane-v2-int8" in info
+    assert info[:2] == [FIRMWARE_VERSION, "seedcam"] and "tasks=lane" in info and "models=lane-v3-int8" in info
     for result in results:
         offset, heading, curvature, confidence = result[str(MODEL_LANE)]["array"]
         assert -0.3 < offset < 0.3 and -0.6 < heading < 0.6 and 0.0 <= confidence <= 1.0

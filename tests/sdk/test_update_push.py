@@ -72,7 +72,7 @@ def test_pushing_the_installed_bundle_again_sends_nothing_and_keeps_the_rollback
 
     again = updates.push_bundle(board.sensor, second)
     assert again.already_installed and again.bytes_sent == 0 and again.attempts == 1
-    assert (again.install.slot, again.install.activated, again.install.bundle_id) == ("b", True, "lane-v2@2.0.0")
+    assert (again.install.slot, again.install.activated, again.install.bundle_id) == ("b", True, "lane-v3@2.0.0")
     assert slots(board.sensor) == before  # no slot changed: 1.0.0 is still the rollback target
 
     kept = updates.push_bundle(board.sensor, first, activate=False)  # the rollback target, not to be activated
@@ -100,4 +100,4 @@ def test_the_cli_says_already_installed(board: Board, tmp_path: Path) -> None:
     board.sensor.close()
     out = io.StringIO()
     assert seedcam_main(["--port", board.url, "models", "push", str(path), "-q"], out) == 0
-    assert "lane-v2@1.0.0 is already installed in lane slot a (active); nothing was sent" in out.getvalue()
+    assert "lane-v3@1.0.0 is already installed in lane slot a (active); nothing was sent" in out.getvalue()

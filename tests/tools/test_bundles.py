@@ -34,7 +34,7 @@ def test_model_bundle_round_trips_and_describes_its_payload(lane_bundle, tmp_pat
     assert path.read_bytes()[:8] == MAGIC
     again = read_bundle(path)
     h = again.header
-    assert (h.kind, h.name, h.version, h.task, h.security_counter) == ("model", "lane-v2", "1.0.1", "lane", 3)
+    assert (h.kind, h.name, h.version, h.task, h.security_counter) == ("model", "lane-v3", "1.0.1", "lane", 3)
     assert [f.role for f in h.files] == ["manifest", "model", "golden_input", "golden_output"]
     assert again.file_bytes(h.file("model")) == (LANE / "lane_int8.tflite").read_bytes()
     assert len(h.block_hashes) == -(-h.size // h.block_size)
