@@ -161,16 +161,18 @@ class Session:
             error: why the session ends (e.g. :class:`~seedcam.errors.DeviceMismatch`); waiting
                 and later calls raise it. Default: ``LinkBroken("sensor closed")``.
         """
+        transport = None
         with self._state:
-            if self._closed:
-                return
-            self._closed = True
-            self._fatal = error
-            transport = self._transport
-            self._fail_pending(error or LinkBroken("sensor closed"))
-            self._state.notify_all()
+            if not self._closed:
+                self._closed = True
+                self._fatal = error
+                transport = self._transport
+                self._fail_pending(error or LinkBroken("sensor closed"))
+                self._state.notify_all()
         if transport is not None:
             transport.close()
+        # Also when another thread closed the session first (the link check refusing a swapped board):
+        # the reader may be reopening the port, and the port is free only once the reader has ended.
         reader = self._reader
         if reader is not None and threading.current_thread() is not reader:
             reader.join(timeout=2.0)
