@@ -78,7 +78,7 @@ def read_url(
         url: a ``file://`` or ``https://`` URL.
         limit: the most bytes accepted; one more is an error.
         timeout: seconds each network operation may wait.
-        what: what the file is, for messages (``"catalog.json"``, ``"bundle lane-v2@2.0.0"``).
+        what: what the file is, for messages (``"catalog.json"``, ``"bundle lane-v3@3.0.0"``).
         progress: called with the bytes read so far after each piece.
 
     Raises:

@@ -3,10 +3,10 @@
 ``catalog.json`` is UTF-8 JSON::
 
     {"format": 1, "key_id": "<16 hex>", "models": [
-        {"name": "lane-v2", "task": "lane", "version": "2.0.0", "precision": "int8",
+        {"name": "lane-v3", "task": "lane", "version": "3.0.0", "precision": "int8",
          "title": "...", "sha256": "<64 hex>", "size": 282881, "key_id": "<16 hex>",
          "min_firmware": "0.1.0", "metrics": {"offset_mae_m": 0.0052, ...},
-         "file": "bundles/lane-v2-2.0.0-int8.scb"}, ...]}
+         "file": "bundles/lane-v3-3.0.0-int8.scb"}, ...]}
 
 Beside it, ``catalog.json.sig`` holds the signature block of :class:`seedcam.bundle.Signature`
 (``{"alg": "ed25519", "key_id": ..., "sig": ...}``) over :data:`CATALOG_CONTEXT` + the exact
@@ -55,7 +55,7 @@ class CatalogEntry:
     """One bundle in a catalog.
 
     Attributes:
-        name: the model's id (the bundle header's ``name``), e.g. ``"lane-v2"``.
+        name: the model's id (the bundle header's ``name``), e.g. ``"lane-v3"``.
         task: the task it runs as (``lane``, ``detect``, ``ocr``, ``classify``).
         version: the bundle's version.
         sha256: hex sha256 of the whole ``.scb`` file.

@@ -9,9 +9,9 @@ docs/catalog.md)::
     from seedcam import catalog
 
     cat = catalog.load_catalog("https://models.example.com/seedcam/", trusted_keys=[key])
-    entry = cat.find("lane-v2")                  # the latest version
+    entry = cat.find("lane-v3")                  # the latest version
     with seedcam.open() as sensor:
-        catalog.install(sensor, cat, "lane-v2", progress=lambda sent, total: ...)
+        catalog.install(sensor, cat, "lane-v3", progress=lambda sent, total: ...)
 
 Nothing is trusted before it is checked, and nothing goes to a sensor before everything is:
 
@@ -190,7 +190,7 @@ def parse_model_ref(text: str) -> tuple[str, str | None]:
     """
     name, at, version = text.strip().partition("@")
     if not name or (at and not version):
-        raise ValueError(f"{text!r}: expected NAME or NAME@VERSION, e.g. lane-v2@2.0.0")
+        raise ValueError(f"{text!r}: expected NAME or NAME@VERSION, e.g. lane-v3@3.0.0")
     return name, version or None
 
 

@@ -176,5 +176,5 @@ def add_catalog_commands(
     available = add("available", cmd_available, "the models of a catalog: name@version, task, size, metrics")
     available.add_argument("--all", action="store_true", help="every version, not only the newest of each model")
     install = add("install", cmd_install, "fetch a model from the catalog, verify it, then push it to the sensor")
-    install.add_argument("model", metavar="NAME[@VERSION]", help="e.g. lane-v2 (the newest) or lane-v2@2.0.0")
+    install.add_argument("model", metavar="NAME[@VERSION]", help="e.g. lane-v3 (the newest) or lane-v3@3.0.0")
     install.add_argument("--no-activate", action="store_true", help="install into the inactive slot only")

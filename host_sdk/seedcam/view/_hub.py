@@ -258,7 +258,7 @@ class ViewHub:
 
 
 def _model_versions(info: DeviceInfo | None, health: Health | None) -> list[str]:
-    """The running models with their versions (``lane-v2-int8 2.1.0``), as far as the device told."""
+    """The running models with their versions (``lane-v3-int8 3.1.0``), as far as the device told."""
     active = set(health.active_models) if health else set()
     models = info.models if info else ()
     shown = [f"{m.id} {m.version}" for m in models if (m.id in active if active else m.active)]
