@@ -7,8 +7,7 @@ errors, a host's :meth:`seedcam.Sensor.blackbox_trigger`). ::
     import seedcam
 
     with seedcam.open("/dev/ttyACM0") as sensor:
-        for info in sensor.blackbox_list():
-            print(info.name, info.trigger, info.reason, f"{info.seconds:.1f} s")
+        frozen = sensor.blackbox_list()  # each file's name, trigger, reason and seconds
         sensor.blackbox_pull("bb-00003-lane_lost", "lost.mcap")
 
     from seedcam.recording import RecordingReader

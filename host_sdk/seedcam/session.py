@@ -8,7 +8,7 @@ relays frames. A session knows frames and channels, not protobuf messages::
     from seedcam.session import Session
 
     with Session("socket://board:5555") as session:
-        session.subscribe(Channel.RESULT, lambda frame: print(frame.seq, len(frame.payload)))
+        session.subscribe(Channel.RESULT, frames.append)  # frames: a list of the result Frames
         answer = session.call(Channel.CONTROL, request_bytes)  # the response Frame
 
 A sensor's own session is :attr:`seedcam.Sensor.session`.

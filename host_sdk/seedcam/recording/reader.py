@@ -10,9 +10,9 @@ the reason. ::
     from seedcam.recording import RecordingReader
 
     reader = RecordingReader("run.mcap")
-    for result in reader.results():
-        print(result.frame_id, result.lane)
-    print(reader.truncated, reader.truncation)
+    lanes = {result.frame_id: result.lane for result in reader.results()}
+    if reader.truncated:
+        log.warning("run.mcap was cut short: %s", reader.truncation)
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ the queue is full (the disk cannot keep up) it drops and counts
 
     with seedcam.open("/dev/ttyACM0") as sensor, Recorder(sensor, "run.mcap") as recorder:
         sensor.session.wait_closed(10.0)  # record 10 s
-    print(recorder.stats)
+    written, dropped = recorder.stats.results, recorder.stats.dropped
 """
 
 from __future__ import annotations
