@@ -186,7 +186,7 @@ class SsdAnchorDecoder:
         flat = np.flatnonzero(scores >= params.score_threshold)
         rows, cols = np.divmod(flat, scores.shape[1])
         boxes = decode_boxes(enc[rows], self.anchors[rows], self.box_scales)
-        return select_detections(boxes, scores.reshape(-1)[flat], cols, params)
+        return select_detections(boxes, scores[rows, cols], cols, params)
 
 
 class PostProcessDecoder:
