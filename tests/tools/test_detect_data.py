@@ -210,9 +210,22 @@ def test_a_deepened_detector_computes_what_the_shallow_one_did_until_trained() -
     before, after = shallow.predict(x, verbose=0), deep.predict(x, verbose=0)
     for name in ("boxes", "scores"):
         np.testing.assert_allclose(after[name], before[name], atol=1e-6)
-    trained_blocks = build_detector(width=0.5, blocks=2)
-    with pytest.raises(ValueError, match="weighted layers"):
-        deepen(trained_blocks, 2, width=0.5)
+    # deepened again (2 -> 4 blocks): the trained blocks keep their weights, the new ones are the identity
+    for layer in deep.layers:
+        if layer.name.startswith("residual_") and layer.name.endswith("_bn2"):
+            gamma, *rest = layer.get_weights()
+            layer.set_weights([np.full_like(gamma, 0.5), *rest])
+    deeper = deepen(deep, 4, width=0.5)
+    np.testing.assert_allclose(deeper.get_layer("residual_s8_1_bn2").get_weights()[0], 0.5)
+    assert deeper.count_params() > deep.count_params()
+    moved, still = deep.predict(x, verbose=0), deeper.predict(x, verbose=0)
+    assert not np.allclose(moved["boxes"], before["boxes"], atol=1e-4)  # the edited blocks compute something
+    for name in ("boxes", "scores"):
+        np.testing.assert_allclose(still[name], moved[name], atol=1e-5)
+    with pytest.raises(ValueError, match="do not fit within 2"):
+        deepen(deep, 2, width=0.5)
+    with pytest.raises(ValueError):  # another width: the weights do not fit
+        deepen(build_detector(width=1.0, blocks=0), 2, width=0.5)
 
 
 def test_training_continues_from_a_saved_detector(tmp_path) -> None:  # noqa: ANN001

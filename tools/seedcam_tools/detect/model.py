@@ -139,15 +139,25 @@ def build_detector(
 def deepen(shallow: Any, blocks: int, *, width: float = DETECTOR_WIDTH) -> Any:
     """A detector with ``blocks`` residual blocks per level holding ``shallow``'s weights.
 
-    ``shallow`` is a detector of channel scale ``width`` without blocks. The blocks
-    start as the identity, so the result computes what ``shallow`` computes until
-    it is trained.
+    ``shallow`` is a detector of channel scale ``width`` with fewer blocks per level (none,
+    or e.g. detect-v4's two). Its blocks keep their place and weights; the added blocks start
+    as the identity, so the result computes what ``shallow`` computes until it is trained.
     """
     deep = build_detector(width=width, blocks=blocks)
-    old = [layer for layer in shallow.layers if layer.weights]
-    new = [layer for layer in deep.layers if layer.weights and not layer.name.startswith(RESIDUAL_PREFIX)]
-    if len(old) != len(new):
-        raise ValueError(f"{len(old)} weighted layers in the shallow detector against {len(new)} in the deep one")
-    for source, target in zip(old, new, strict=True):
+
+    def split(model: Any) -> tuple[list[Any], dict[str, Any]]:
+        weighted = [layer for layer in model.layers if layer.weights]
+        plain = [layer for layer in weighted if not layer.name.startswith(RESIDUAL_PREFIX)]
+        return plain, {layer.name: layer for layer in weighted if layer.name.startswith(RESIDUAL_PREFIX)}
+
+    old_plain, old_blocks = split(shallow)
+    new_plain, new_blocks = split(deep)
+    if len(old_plain) != len(new_plain):
+        raise ValueError(f"{len(old_plain)} weighted layers in the shallow detector against {len(new_plain)} in the deep one")
+    if len(old_blocks) >= len(new_blocks) or not old_blocks.keys() <= new_blocks.keys():
+        raise ValueError(f"the shallow detector's residual blocks do not fit within {blocks} per level")
+    for source, target in zip(old_plain, new_plain, strict=True):
         target.set_weights(source.get_weights())
+    for name, source in old_blocks.items():
+        new_blocks[name].set_weights(source.get_weights())
     return deep

@@ -201,19 +201,22 @@ def build_targets(data: DetectionData) -> tuple[np.ndarray, np.ndarray]:
 def _detector_from_tflite(path: Path, calibration: np.ndarray, *, width: float, blocks: int) -> Any:
     """A Keras detector with ``blocks`` residual blocks per level, holding the weights of the ``.tflite`` at ``path``.
 
-    The file holds either that architecture or the one without blocks (then deepened).
+    The file holds either that architecture or one with fewer blocks per level (then deepened).
     """
-    model = build_detector(width=width, blocks=blocks)
-    try:
-        load_tflite_weights(model, path, calibration)
-        return model
-    except TfliteWeightsError:
-        if blocks == 0:
-            raise
-    shallow = build_detector(width=width, blocks=0)
-    load_tflite_weights(shallow, path, calibration)
-    log.info("deepened %s by %d residual blocks per level", Path(path).name, blocks)
-    return deepen(shallow, blocks, width=width)
+    last_error: TfliteWeightsError | None = None
+    for fewer in range(blocks, -1, -1):
+        model = build_detector(width=width, blocks=fewer)
+        try:
+            load_tflite_weights(model, path, calibration)
+        except TfliteWeightsError as error:
+            last_error = error
+            continue
+        if fewer == blocks:
+            return model
+        log.info("deepened %s from %d to %d residual blocks per level", Path(path).name, fewer, blocks)
+        return deepen(model, blocks, width=width)
+    assert last_error is not None  # the loop ran at least once (blocks >= 0)
+    raise last_error
 
 
 def train_on_data(
