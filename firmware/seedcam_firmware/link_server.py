@@ -19,7 +19,7 @@ from collections.abc import Callable
 from google.protobuf.message import Message
 
 from seedcam._proto import seedcam_pb2 as pb
-from seedcam.errors import LinkBroken, SensorError
+from seedcam.errors import LinkBroken, PeerClosed, SensorError
 from seedcam.protocol.framing import DELIMITER, PROTOCOL_VERSION, Channel, Flag, Frame, LinkCounters
 from seedcam.transport import Transport, open_transport
 from seedcam.transport.url_options import TransportUrl, parse_transport_url
@@ -265,7 +265,10 @@ class LinkServer:
             except LinkBroken as exc:
                 if self._stop.is_set():
                     return
-                log.warning("link %s broke: %s; reopening", self.url, exc)
+                if isinstance(exc, PeerClosed):  # a host that leaves is no fault of the link
+                    log.info("the host left link %s (%s); waiting for the next one", self.url, exc)
+                else:
+                    log.warning("link %s broke: %s; reopening", self.url, exc)
                 self._reopen(transport)
                 continue
             if data:

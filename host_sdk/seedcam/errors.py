@@ -12,6 +12,7 @@ __all__ = [
     "SensorError",
     "SensorTimeout",
     "LinkBroken",
+    "PeerClosed",
     "ProtocolError",
     "RpcError",
     "BundleError",
@@ -36,6 +37,14 @@ class SensorTimeout(SensorError, TimeoutError):
 
 class LinkBroken(SensorError, OSError):
     """The transport is closed, vanished or failed (cable pulled, port gone)."""
+
+
+class PeerClosed(LinkBroken):
+    """The other end went away: end of file (the other side closed, or a USB serial adapter was unplugged),
+    a pty whose other side was closed, a connection reset, a USB host that unconfigured the device.
+
+    Often the ordinary end of a session rather than a fault: the link may be opened again.
+    """
 
 
 class ProtocolError(SensorError):

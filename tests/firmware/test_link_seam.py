@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import subprocess
 import sys
 import time
@@ -181,3 +182,22 @@ def test_the_ffs_transport_is_found_through_its_entry_point_without_importing_th
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True)
     assert done.stdout.split() == ["seedcam_firmware.usb.ffs:FfsTransport", "False"]
+
+
+def test_a_host_that_leaves_is_logged_as_an_event_not_a_fault(caplog: pytest.LogCaptureFixture) -> None:
+    """The link server tells a host closing its end (PeerClosed) from a broken link: INFO, not WARNING."""
+    url = _url()
+    server = LinkServer(url, _Recorder(), reopen_interval=0.05)
+    host = open_transport(url)
+    try:
+        with caplog.at_level(logging.INFO, logger="seedcam_firmware.link_server"):
+            server.start()
+            host.close()
+            deadline = time.monotonic() + WAIT_S
+            while not any("the host left" in r.getMessage() for r in caplog.records):
+                assert time.monotonic() < deadline, "the server never noticed the host leaving"
+                time.sleep(0.01)
+        levels = {r.levelno for r in caplog.records if r.name == "seedcam_firmware.link_server"}
+        assert logging.WARNING not in levels and logging.ERROR not in levels
+    finally:
+        server.close()

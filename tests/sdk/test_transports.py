@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from helpers import wait_until_inside
 
-from seedcam.errors import LinkBroken, SensorError, SensorTimeout
+from seedcam.errors import LinkBroken, PeerClosed, SensorError, SensorTimeout
 from seedcam.transport import Transport, open_transport, pair, register_backend
 from seedcam.transport.memory import LoopTransport
 from seedcam.transport.pty_device import PtyDeviceTransport
@@ -191,14 +191,15 @@ class TestBackToBack:
         with pytest.raises(LinkBroken):
             link.right.write(b"x")
 
-    def test_peer_gone_raises_link_broken(self, link: Link) -> None:
+    def test_peer_gone_raises_peer_closed(self, link: Link) -> None:
+        """A peer that closes is told apart from a failing link (PeerClosed, a LinkBroken)."""
         if not link.has_peer:
             pytest.skip("loopback has no peer")
         link.left.write(b"last words")
         link.left.close()
         got = bytearray()
         deadline = time.monotonic() + 5
-        with pytest.raises(LinkBroken):
+        with pytest.raises(PeerClosed):
             while time.monotonic() < deadline:
                 got += link.right.read(100, timeout=0.5)
         if link.keeps_data_on_close:

@@ -23,7 +23,7 @@ from helpers import wait_until_inside
 
 import seedcam.ports
 from seedcam.discovery import resolve_url
-from seedcam.errors import LinkBroken, NoSensorFound, SensorTimeout
+from seedcam.errors import LinkBroken, NoSensorFound, PeerClosed, SensorTimeout
 from seedcam.ports import PortInfo
 from seedcam.transport import usb as usb_transport
 from seedcam.transport.usb import UsbTransport, map_usb_error, parse_usb_url
@@ -332,7 +332,7 @@ def test_fake_ffs_transport_breaks_when_the_host_connection_ends(fake_ffs: Simpl
         fake_ffs.epoch += 1  # what a DISABLE or UNBIND event does
         fake_ffs.enabled = False
         fake_ffs.cond.notify_all()
-    with pytest.raises(LinkBroken, match="disconnected"):
+    with pytest.raises(PeerClosed, match="disconnected"):  # a LinkBroken: the host left
         link.read(10, 1.0)
     fresh = ffs.FfsTransport.from_url("ffs:///dev/ffs-x")  # the link server's reopen: the next connection
     assert fresh.read(10, 0.01) == b""

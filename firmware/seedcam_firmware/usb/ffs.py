@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 from typing import Any, ClassVar
 
-from seedcam.errors import LinkBroken, SensorTimeout
+from seedcam.errors import LinkBroken, PeerClosed, SensorTimeout
 from seedcam.transport import _fdio
 from seedcam.transport.base import Transport, remaining
 from seedcam_firmware.usb.descriptors import (
@@ -253,7 +253,7 @@ class FfsTransport(Transport):
         if self._closed:
             raise LinkBroken(f"{self.url}: transport closed")
         if self._ffs.epoch != self._epoch:
-            raise LinkBroken(errno.ESHUTDOWN, f"{self.url}: the host disconnected")
+            raise PeerClosed(errno.ESHUTDOWN, f"{self.url}: the host disconnected")
 
     def _read(self, max_bytes: int, deadline: float | None) -> bytes:
         ffs = self._ffs

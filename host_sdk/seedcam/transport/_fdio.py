@@ -7,14 +7,18 @@ a read or write returns at once.
 
 from __future__ import annotations
 
+import errno
 import select
 import socket
 from collections.abc import Callable, Sequence
 
-from seedcam.errors import LinkBroken, SensorTimeout
+from seedcam.errors import LinkBroken, PeerClosed, SensorTimeout
 from seedcam.transport.base import remaining
 
 __all__ = ["Waker", "read_ready", "wait_io", "write_all"]
+
+#: read errors that mean the other end went away: the other side of a pty closed, a connection reset
+_PEER_CLOSED_ERRNOS = frozenset({errno.EIO, errno.ECONNRESET})
 
 
 class Waker:
@@ -92,8 +96,8 @@ def read_ready(
         The bytes read, or ``b""`` on timeout.
 
     Raises:
-        LinkBroken: end of file, EIO/ENXIO (device or pty master gone),
-            connection reset, or woken by close.
+        PeerClosed: end of file, EIO (the other side of a pty closed), connection reset.
+        LinkBroken: another read error (ENXIO: the device is gone), or woken by close.
     """
     wake_fd = waker.fileno()
     while True:
@@ -107,9 +111,10 @@ def read_ready(
         except (BlockingIOError, InterruptedError):
             continue  # spurious wake-up
         except OSError as exc:
-            raise LinkBroken(exc.errno, f"{name}: read failed: {exc.strerror or exc}") from exc
+            kind = PeerClosed if exc.errno in _PEER_CLOSED_ERRNOS else LinkBroken
+            raise kind(exc.errno, f"{name}: read failed: {exc.strerror or exc}") from exc
         if not data:
-            raise LinkBroken(f"{name}: peer closed the link (end of file)")
+            raise PeerClosed(f"{name}: peer closed the link (end of file)")
         return data
 
 

@@ -3,7 +3,7 @@
 Both are built on one bounded, thread-safe byte queue per direction, so they
 behave like a real link: reads wait with a timeout, a writer that outruns its
 reader waits for space (and times out), and closing one end of a pair lets the
-other read what was already sent before it raises :class:`LinkBroken`.
+other read what was already sent before it raises :class:`~seedcam.errors.PeerClosed`.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import itertools
 import threading
 from typing import Any
 
-from seedcam.errors import LinkBroken, SensorTimeout
+from seedcam.errors import LinkBroken, PeerClosed, SensorTimeout
 from seedcam.transport.base import Transport, remaining
 
 __all__ = ["DEFAULT_CAPACITY", "LoopTransport", "PairTransport", "pair"]
@@ -49,7 +49,7 @@ class _ByteQueue:
                 if self._reader_closed:
                     raise LinkBroken(f"{name}: transport closed")
                 if self._writer_closed:
-                    raise LinkBroken(f"{name}: peer closed the link")
+                    raise PeerClosed(f"{name}: peer closed the link")
                 left = remaining(deadline)
                 if left == 0.0:
                     return b""
@@ -68,7 +68,7 @@ class _ByteQueue:
                 if self._writer_closed:
                     raise LinkBroken(f"{name}: transport closed during write")
                 if self._reader_closed:
-                    raise LinkBroken(f"{name}: peer closed the link")
+                    raise PeerClosed(f"{name}: peer closed the link")
                 space = self._capacity - len(self._buf)
                 if space > 0:
                     self._buf += view[:space]
