@@ -31,6 +31,8 @@ def test_shipped_model_meets_acceptance_on_heldout_scenes(name: str) -> None:
     assert r["offset_mae_m"] <= 0.015
     assert r["heading_mae_deg"] <= 1.5
     assert r["status_accuracy"] >= 0.9
+    # one line in view (a worn or out-of-view line): the offset comes from one line and the lane width
+    assert r["one_line_samples"] >= 10 and r["one_line_offset_mae_m"] <= 0.03
     assert r["invoke_ms_median"] < 20.0
 
 
@@ -59,6 +61,16 @@ def test_targets_round_trip_and_data_is_deterministic() -> None:
     assert a.x.shape == (4, LANE_INPUT.height, LANE_INPUT.width, 3) and a.x.dtype == np.uint8
     assert a.mask.shape == (4, 16, 32, 2)
     np.testing.assert_array_equal(a.seeds, [3, 4, 5, 6])
+
+
+def test_the_lane_state_loss_weighs_scenes_by_the_lines_in_view() -> None:
+    """No line: no lane-state loss; one line: the --one-line-weight; both lines: 1."""
+    from seedcam_tools.lane.train import _targets
+
+    data = generate(3, 3, workers=1)
+    data.present = np.array([[0, 0], [1, 0], [1, 1]], np.float32)
+    for w in (1.0, 3.0):
+        np.testing.assert_array_equal(_targets(data, w)["lane_state"][:, 4], [0.0, w, 1.0])
 
 
 def test_tiny_training_and_float_export_match_keras(tmp_path: Path) -> None:

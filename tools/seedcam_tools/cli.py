@@ -68,6 +68,7 @@ def cmd_train_lane(args: argparse.Namespace) -> int:
         lr=args.lr,
         width_mult=args.width_mult,
         blocks=args.blocks,
+        one_line_weight=args.one_line_weight,
     )
     metrics = ship_lane_bundle(
         work / "lane.keras",
@@ -325,6 +326,13 @@ def _parser() -> argparse.ArgumentParser:
         type=int,
         default=2,
         help="extra 3x3 convolutions per scale of a fresh model (default 2, lane-v3; lane-v2: 0)",
+    )
+    train.add_argument(
+        "--one-line-weight",
+        type=float,
+        default=1.0,
+        metavar="W",
+        help="lane-state loss weight of scenes with one line in view, against 1 for both (default 1)",
     )
     train.add_argument(
         "--random-world",

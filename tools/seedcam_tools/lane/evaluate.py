@@ -41,13 +41,14 @@ def evaluate_lane(
     Returns:
         Dict with offset/heading/curvature/width MAE on scenes with both lines
         in view (``ok_*``), status accuracy on all scenes (the true status is what
-        is in view, :func:`~seedcam_tools.world.lines_in_view`), p95 errors, and the
+        is in view, :func:`~seedcam_tools.world.lines_in_view`), p95 errors, offset and
+        heading errors on scenes with one line in view (``one_line_*``), and the
         median invoke time in ms.
     """
     manifest = manifest_for_file(Path(model_path))
     model = Model(manifest.file, input_shape=manifest.input_shape, outputs=manifest.outputs, num_threads=num_threads)
     base = HELDOUT_SEED_BASE + seed * 1_000_000
-    errs, status_ok, times = [], 0, []
+    errs, one_line_errs, status_ok, times = [], [], 0, []
     for k in range(samples):
         spec = random_scene(np.random.default_rng(base + k))
         image, truth, mask = render_with_mask(spec)
@@ -59,16 +60,18 @@ def evaluate_lane(
         lane = truth.lane
         status = ("lost", "one_line", "ok")[sum(lines_in_view(mask))]  # from what is in view
         status_ok += int(est.status == status)
+        error = [
+            est.offset_m - lane.offset_m,
+            est.heading_rad - lane.heading_rad,
+            est.curvature_per_m - lane.curvature_per_m,
+            est.lane_width_m - lane.lane_width_m,
+        ]
         if status == "ok":
-            errs.append(
-                [
-                    est.offset_m - lane.offset_m,
-                    est.heading_rad - lane.heading_rad,
-                    est.curvature_per_m - lane.curvature_per_m,
-                    est.lane_width_m - lane.lane_width_m,
-                ]
-            )
+            errs.append(error)
+        elif status == "one_line":
+            one_line_errs.append(error)
     e = np.abs(np.asarray(errs))
+    one = np.abs(np.asarray(one_line_errs)).reshape(-1, 4)
     return {
         "model": manifest.file.name,
         "precision": manifest.precision,
@@ -83,5 +86,9 @@ def evaluate_lane(
         "offset_p95_m": float(np.percentile(e[:, 0], 95)),
         "heading_p95_deg": float(math.degrees(np.percentile(e[:, 1], 95))),
         "status_accuracy": status_ok / samples,
+        "one_line_samples": len(one),
+        "one_line_offset_mae_m": float(one[:, 0].mean()) if len(one) else None,
+        "one_line_offset_p95_m": float(np.percentile(one[:, 0], 95)) if len(one) else None,
+        "one_line_heading_mae_deg": float(math.degrees(one[:, 1].mean())) if len(one) else None,
         "invoke_ms_median": 1000.0 * float(np.median(times)),
     }

@@ -37,7 +37,8 @@ STATE_WEIGHTS = (2.0, 2.0, 0.5, 0.3)
 
 @dataclass(frozen=True)
 class LaneMetrics:
-    """Validation metrics of a trained model (scenes with both lines visible for lane errors)."""
+    """Validation metrics of a trained model: lane errors on scenes with both lines in view, and
+    (``one_line_*``) on those with one line in view."""
 
     offset_mae_m: float
     heading_mae_rad: float
@@ -52,6 +53,10 @@ class LaneMetrics:
     width_mult: float = 1.0
     blocks: int = 0
     continued_from: str | None = None
+    one_line_weight: float = 1.0
+    one_line_offset_mae_m: float | None = None
+    one_line_heading_mae_rad: float | None = None
+    one_line_samples: int = 0
 
     def to_dict(self) -> dict[str, float]:
         """As a JSON-friendly dict."""
@@ -74,23 +79,27 @@ def _presence_loss(y_true, y_pred):  # type: ignore[no-untyped-def]
     return keras.losses.binary_crossentropy(y_true, y_pred, from_logits=True)
 
 
-def _targets(data: LaneData) -> dict[str, np.ndarray]:
-    any_line = (data.present.max(axis=1, keepdims=True) > 0).astype(np.float32)
+def _targets(data: LaneData, one_line_weight: float = 1.0) -> dict[str, np.ndarray]:
+    """Training targets; a scene's lane-state weight is 0 with no line in view, ``one_line_weight`` with one."""
+    lines = (data.present > 0.5).sum(axis=1, keepdims=True)
+    weight = np.where(lines == 0, 0.0, np.where(lines == 1, one_line_weight, 1.0)).astype(np.float32)
     return {
         "mask": data.mask.astype(np.float32) / 255.0,
-        "lane_state": np.concatenate([encode_targets(data.y), any_line], axis=1),
+        "lane_state": np.concatenate([encode_targets(data.y), weight], axis=1),
         "presence": data.present.astype(np.float32),
     }
 
 
 def validation_metrics(model, data: LaneData) -> dict[str, float]:  # type: ignore[no-untyped-def]
-    """Lane errors of a Keras model on ``data`` (both-lines scenes) and presence accuracy."""
+    """Lane errors of a Keras model on ``data`` (scenes with both lines in view; ``one_line_*``: with one)
+    and presence accuracy."""
     from seedcam_firmware.inference.preprocess import normalise
 
     out = model.predict(normalise(data.x, LANE_INPUT), batch_size=256, verbose=0)
     pred = decode_targets(out["lane_state"])
-    ok = data.present.min(axis=1) > 0
-    err = np.abs(pred - data.y)[ok]
+    lines = (data.present > 0.5).sum(axis=1)
+    err = np.abs(pred - data.y)[lines == 2]
+    one = np.abs(pred - data.y)[lines == 1]
     pres = ((out["presence"] > 0) == (data.present > 0.5)).mean()
     return {
         "offset_mae_m": float(err[:, 0].mean()),
@@ -98,10 +107,13 @@ def validation_metrics(model, data: LaneData) -> dict[str, float]:  # type: igno
         "curvature_mae_per_m": float(err[:, 2].mean()),
         "width_mae_m": float(err[:, 3].mean()),
         "presence_accuracy": float(pres),
+        "one_line_offset_mae_m": float(one[:, 0].mean()) if len(one) else None,
+        "one_line_heading_mae_rad": float(one[:, 1].mean()) if len(one) else None,
+        "one_line_samples": len(one),
     }
 
 
-def _dataset(data: LaneData, batch_size: int, seed: int) -> Any:
+def _dataset(data: LaneData, batch_size: int, seed: int, one_line_weight: float = 1.0) -> Any:
     """Shuffled (seeded) batches of (normalised pixels, targets); pixels stay uint8 until batched.
 
     The whole set normalised at once is float32, four times the uint8 frames, and Keras copies
@@ -109,7 +121,7 @@ def _dataset(data: LaneData, batch_size: int, seed: int) -> Any:
     """
     import tensorflow as tf
 
-    ds = tf.data.Dataset.from_tensor_slices((data.x, _targets(data)))
+    ds = tf.data.Dataset.from_tensor_slices((data.x, _targets(data, one_line_weight)))
     ds = ds.shuffle(len(data.x), seed=seed, reshuffle_each_iteration=True).batch(batch_size)
     mean, std = np.float32(LANE_INPUT.mean), np.float32(LANE_INPUT.std)
 
@@ -131,12 +143,15 @@ def train_on_data(
     init_from: Path | None = None,
     width_mult: float = 1.0,
     blocks: int = 0,
+    one_line_weight: float = 1.0,
 ):  # type: ignore[no-untyped-def]
     """Train a fresh model on ``train`` (or continue the saved ``lane.keras`` at ``init_from``);
     returns ``(keras model, history dict)``.
 
     Cosine learning-rate decay over ``epochs``; deterministic for a given seed and data.
     ``width_mult`` and ``blocks`` shape a fresh model (:func:`~.model.build_lane_model`).
+    ``one_line_weight`` weighs the lane-state loss of scenes with one line in view against those
+    with both (1: the same; the AGV relies on them where a line is worn away or out of view).
     """
     import keras
     import tensorflow as tf
@@ -167,7 +182,7 @@ def train_on_data(
 
         callbacks.append(_Val())
     hist = model.fit(
-        _dataset(train, batch_size, seed),
+        _dataset(train, batch_size, seed, one_line_weight),
         epochs=epochs,
         verbose=2 if progress else 0,
         callbacks=callbacks,
@@ -188,6 +203,7 @@ def train_lane(
     lr: float = 2e-3,
     width_mult: float = 1.0,
     blocks: int = 0,
+    one_line_weight: float = 1.0,
 ) -> LaneMetrics:
     """Generate data, train, and save ``lane.keras`` + ``train_metrics.json`` in ``out_dir``.
 
@@ -201,6 +217,7 @@ def train_lane(
         init_from: continue this saved ``lane.keras`` instead of a fresh model.
         lr: peak learning rate.
         width_mult, blocks: the shape of a fresh model (:func:`~.model.build_lane_model`).
+        one_line_weight: lane-state loss weight of scenes with one line in view (both: 1).
     """
     if samples > VAL_SEED_BASE:
         raise ValueError("samples would overlap the validation / held-out seed ranges")
@@ -220,6 +237,7 @@ def train_lane(
         init_from=init_from,
         width_mult=width_mult,
         blocks=blocks,
+        one_line_weight=one_line_weight,
     )
     secs = time.monotonic() - t0
     model.save(out_dir / "lane.keras")
@@ -233,6 +251,7 @@ def train_lane(
         width_mult=width_mult,
         blocks=blocks,
         continued_from=None if init_from is None else str(init_from),
+        one_line_weight=one_line_weight,
         **m,
     )
     (out_dir / "train_metrics.json").write_text(json.dumps(metrics.to_dict(), indent=2))
