@@ -8,7 +8,12 @@ import pytest
 from seedcam_firmware.inference.anchors import decode_boxes
 from seedcam_firmware.scene import DEFAULT_CAMERA, SceneObject, SceneSpec, render
 from seedcam_tools.detect.data import DETECT_INPUT, LABELS, difficult, generate, make_sample
-from seedcam_tools.detect.evaluate import average_precision, mean_average_precision, threshold_metrics
+from seedcam_tools.detect.evaluate import (
+    average_precision,
+    error_breakdown,
+    mean_average_precision,
+    threshold_metrics,
+)
 from seedcam_tools.detect.train import (
     _MIRROR_SIGNS,
     _mirrored_labels,
@@ -94,6 +99,25 @@ def test_map_counts_misses_duplicates_and_wrong_classes() -> None:
     assert mean_average_precision(dup, truth_boxes, truth_classes)["ap50_per_class"][LABELS[0]] == pytest.approx(1.0)
     shifted = [(truth_boxes[0] + [0.06, 0, 0.06, 0], np.array([0.9, 0.8], np.float32), np.array([0, 1]))]
     assert mean_average_precision(shifted, truth_boxes, truth_classes)["ap50_per_class"][LABELS[0]] == 0.0
+
+
+def test_the_breakdown_tells_each_kind_of_loss_apart() -> None:
+    """Four objects of four heights: one found, one detected as another class, one of its class scored
+    below the threshold, one with nothing on it; a difficult object is left out."""
+    truth = np.array(
+        [[0.1, 0.1, 0.2, 0.15], [0.3, 0.1, 0.4, 0.25], [0.5, 0.1, 0.6, 0.4], [0.7, 0.1, 0.8, 0.6], [0, 0, 1, 1]],
+        np.float32,
+    )  # heights 6.4, 19.2, 38.4 and 64 px at a 128-px input
+    classes = np.array([0, 1, 2, 3, difficult(4)])
+    boxes = np.stack([truth[0], truth[1], truth[1] + 0.002, truth[2], truth[3] + [0.3, 0, 0.3, 0]])
+    scores = np.array([0.9, 0.8, 0.3, 0.2, 0.9], np.float32)
+    labels = np.array([0, 5, 1, 2, 3])  # object 1 seen as class 5 (and as its own below 0.5)
+    r = error_breakdown([(boxes, scores, labels)], [truth], [classes], input_height=128)
+    assert r["outcomes"] == {"found": 1, "mislabelled": 1, "scored_low": 1, "not_localised": 1}
+    assert [(b["objects"], b["recall"]) for b in r["recall_by_height"]] == [(1, 1.0), (1, 0.0), (1, 0.0), (1, 0.0)]
+    assert r["confusions"] == [{"truth": LABELS[1], "detected_as": LABELS[5], "count": 1}]
+    lower = error_breakdown([(boxes, scores, labels)], [truth], [classes], input_height=128, threshold=0.25)
+    assert lower["outcomes"]["found"] == 2  # object 1's own class at 0.3 now counts
 
 
 def test_object_yaw_narrows_the_rendered_face() -> None:

@@ -22,6 +22,7 @@ __all__ = [
     "DEFAULT_SCORE_THRESHOLD",
     "average_precision",
     "decode_predictions",
+    "error_breakdown",
     "evaluate_detector",
     "evaluate_keras",
     "heldout_block",
@@ -34,6 +35,11 @@ EVAL_SCORE_THRESHOLD = 0.05
 IOU_MATCH = 0.5
 #: the shipped decoder's score threshold, where recall and false positives are reported
 DEFAULT_SCORE_THRESHOLD = 0.5
+
+#: upper edges of the object-height bins (pixels at the model's input) of :func:`error_breakdown`
+SIZE_BINS_PX = (12, 24, 48)
+#: the most frequent class confusions :func:`error_breakdown` lists
+TOP_CONFUSIONS = 10
 
 Prediction = tuple[np.ndarray, np.ndarray, np.ndarray]  # boxes M x 4, scores M, classes M
 
@@ -127,6 +133,75 @@ def mean_average_precision(
     }
 
 
+def _outcome(box: np.ndarray, label: int, prediction: Prediction, threshold: float) -> str:
+    """What became of one truth object: found, mislabelled, scored_low or not_localised."""
+    boxes, scores, classes = prediction
+    if not len(boxes):
+        return "not_localised"
+    overlapping = iou_matrix(box[None], boxes)[0] >= IOU_MATCH
+    mine = overlapping & (classes == label)
+    confident = overlapping & (scores >= threshold)
+    if (mine & confident).any():
+        return "found"
+    if confident.any():
+        return "mislabelled"
+    return "scored_low" if mine.any() else "not_localised"
+
+
+def error_breakdown(
+    predictions: Sequence[Prediction],
+    truth_boxes: Sequence[np.ndarray],
+    truth_classes: Sequence[np.ndarray],
+    *,
+    input_height: int,
+    threshold: float = DEFAULT_SCORE_THRESHOLD,
+    labels: Sequence[str] = LABELS,
+) -> dict[str, Any]:
+    """Where a detector loses objects, for deciding what to train next.
+
+    Every non-difficult truth object gets one outcome: ``found`` (a detection of its class at
+    IoU >= 0.5 scores >= ``threshold``), ``mislabelled`` (detections there score >= ``threshold``,
+    none of its class), ``scored_low`` (its class is detected there, below ``threshold``) or
+    ``not_localised`` (nothing of its class at IoU >= 0.5, even at the evaluation's low score).
+    An object counts as found without greedy one-to-one matching, so ``found`` may exceed the
+    matched recall of :func:`threshold_metrics` slightly. Also: recall at ``threshold`` by object
+    height in model-input pixels, and the most frequent (truth, detected as) pairs of the
+    mislabelled objects (the confident detection there that scores highest).
+    """
+    outcomes = {"found": 0, "mislabelled": 0, "scored_low": 0, "not_localised": 0}
+    edges = (0, *SIZE_BINS_PX, None)
+    bins = [{"objects": 0, "found": 0} for _ in SIZE_BINS_PX + (None,)]
+    confusions: dict[tuple[str, str], int] = {}
+    for prediction, tb, tc in zip(predictions, truth_boxes, truth_classes, strict=True):
+        for box, label in zip(tb, tc, strict=True):
+            if label < 0:
+                continue
+            outcome = _outcome(box, int(label), prediction, threshold)
+            outcomes[outcome] += 1
+            height = float(box[3] - box[1]) * input_height
+            b = bins[sum(height >= edge for edge in SIZE_BINS_PX)]
+            b["objects"] += 1
+            b["found"] += outcome == "found"
+            if outcome == "mislabelled":
+                boxes, scores, classes = prediction
+                there = (iou_matrix(box[None], boxes)[0] >= IOU_MATCH) & (scores >= threshold)
+                other = int(classes[there][np.argmax(scores[there])])
+                key = (labels[int(label)], labels[other] if other < len(labels) else str(other))
+                confusions[key] = confusions.get(key, 0) + 1
+    by_height = []
+    for lo, hi, b in zip(edges[:-1], edges[1:], bins, strict=True):
+        span = f"{lo}-{hi}" if hi is not None else f">={lo}"
+        recall = b["found"] / b["objects"] if b["objects"] else None
+        by_height.append({"height_px": span, "objects": b["objects"], "recall": recall})
+    top = sorted(confusions.items(), key=lambda kv: (-kv[1], kv[0]))[:TOP_CONFUSIONS]
+    return {
+        "threshold": threshold,
+        "outcomes": outcomes,
+        "recall_by_height": by_height,
+        "confusions": [{"truth": t, "detected_as": d, "count": n} for (t, d), n in top],
+    }
+
+
 def decode_predictions(boxes: np.ndarray, scores: np.ndarray, decoder: Any) -> list[Prediction]:
     """Decode a batch of ``boxes`` / ``scores`` outputs with a firmware detection decoder (low threshold)."""
     from seedcam_firmware.inference.detection import DetectionParams
@@ -179,7 +254,7 @@ def evaluate_detector(
     """mAP@0.5 of a bundle's TFLite model on held-out scenes (``data``, else :func:`heldout_block`).
 
     The model runs through the firmware's runtime and its manifest-chosen decoder,
-    exactly as on the sensor.
+    exactly as on the sensor. ``breakdown``: where objects are lost (:func:`error_breakdown`).
     """
     from seedcam_firmware.inference.detection import make_detection_decoder
 
@@ -201,4 +276,7 @@ def evaluate_detector(
         scores.append(out["scores"])
     preds = decode_predictions(np.concatenate(boxes), np.concatenate(scores), decoder)
     result = mean_average_precision(preds, data.boxes, data.classes)
+    result["breakdown"] = error_breakdown(
+        preds, data.boxes, data.classes, input_height=manifest.input.height, labels=tuple(manifest.decoder["labels"])
+    )
     return {"precision": precision, "samples": len(data.x), "seed": seed, **result}
