@@ -153,7 +153,9 @@ def deepen(shallow: Any, blocks: int, *, width: float = DETECTOR_WIDTH) -> Any:
     old_plain, old_blocks = split(shallow)
     new_plain, new_blocks = split(deep)
     if len(old_plain) != len(new_plain):
-        raise ValueError(f"{len(old_plain)} weighted layers in the shallow detector against {len(new_plain)} in the deep one")
+        raise ValueError(
+            f"{len(old_plain)} weighted layers in the shallow detector against {len(new_plain)} in the deep one"
+        )
     if len(old_blocks) >= len(new_blocks) or not old_blocks.keys() <= new_blocks.keys():
         raise ValueError(f"the shallow detector's residual blocks do not fit within {blocks} per level")
     for source, target in zip(old_plain, new_plain, strict=True):

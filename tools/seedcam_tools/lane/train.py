@@ -90,7 +90,7 @@ def _targets(data: LaneData, one_line_weight: float = 1.0) -> dict[str, np.ndarr
     }
 
 
-def validation_metrics(model, data: LaneData) -> dict[str, float]:  # type: ignore[no-untyped-def]
+def validation_metrics(model, data: LaneData) -> dict[str, Any]:  # type: ignore[no-untyped-def]
     """Lane errors of a Keras model on ``data`` (scenes with both lines in view; ``one_line_*``: with one)
     and presence accuracy."""
     from seedcam_firmware.inference.preprocess import normalise
