@@ -97,6 +97,15 @@ class OcrConfig(Section):
     min_confidence: float = setting(
         0.5, lo=0.0, hi=1.0, live=True, host="yes", doc="drop readings less confident than this"
     )
+    plate_min_score: float = setting(
+        0.3,
+        lo=0.0,
+        hi=1.0,
+        live=True,
+        host="yes",
+        doc="read plates the detector scores at least this, also under detect.score_threshold (min_confidence then "
+        "decides; such plates are not reported as detections)",
+    )
     beam_width: int = setting(
         1, lo=1, hi=64, live=True, host="yes", doc="1 = greedy CTC decoding; more = beam search of that width"
     )

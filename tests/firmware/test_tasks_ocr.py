@@ -80,12 +80,16 @@ def write_ocr_bundle(out_dir: Path, *, alphabet: str = "0-9A-Z-", blank_index: i
     return out_dir / "manifest.json"
 
 
-def write_plate_detector(out_dir: Path) -> Path:
-    """A detector seeing the whole frame that finds the left plate (0.9) and a car (0.7)."""
+def write_plate_detector(out_dir: Path, plate_score: float = 0.9) -> Path:
+    """A detector seeing the whole frame that finds the left plate (``plate_score``) and a car (0.7)."""
     from seedcam_tools.layout_models import make_layout_model
 
     path = make_layout_model(
-        "yolov8", out_dir, [(1, 0.9, LEFT_PLATE), (0, 0.7, (0.0, 0.0, 0.5, 0.5))], num_classes=2, input_size=(64, 48)
+        "yolov8",
+        out_dir,
+        [(1, plate_score, LEFT_PLATE), (0, 0.7, (0.0, 0.0, 0.5, 0.5))],
+        num_classes=2,
+        input_size=(64, 48),
     )
     manifest = json.loads(path.read_text())
     manifest["id"] = "test-plates"
@@ -210,6 +214,32 @@ def test_the_runner_runs_detect_first_and_hands_over_its_detections(ocr: OcrTask
     result = runner.process(frame)
     assert result.detections == () and [line.text for line in result.text_lines] == ["AB12"]
     assert result.model_ids == ("test-ocr-float32", "test-plates-float32")
+
+
+def test_a_plate_scored_under_the_detect_threshold_is_read_but_not_reported(tmp_path: Path) -> None:
+    """ocr.plate_min_score (0.3) under detect.score_threshold (0.5): a plate the detector scores 0.4 is
+    handed to the OCR task as a candidate and read; it is no detection. Raising the floor stops it."""
+    write_ocr_bundle(tmp_path / "ocr")
+    write_plate_detector(tmp_path / "detect", plate_score=0.4)
+    config = config_from_dict(
+        {"models": {"dir": str(tmp_path), "detect_precision": "float32", "ocr_precision": "float32"}}
+    )
+    detector = load_detect_task(config)
+    ocr = load_ocr_task(config, {"detect": detector})
+    frame = Frame(1, time.monotonic_ns() // 1000, scene())
+    runner = TaskRunner([detector, ocr], ["detect", "ocr"])
+    result = runner.process(frame)
+    assert [d.label for d in result.detections] == ["car"]
+    assert [line.text for line in result.text_lines] == ["AB12"]
+    assert result.text_lines[0].box.x_min == pytest.approx(LEFT_PLATE[0], abs=1e-5)
+    runner.select(["ocr"])  # the OCR task running the detector itself reads the candidate too
+    assert [line.text for line in runner.process(frame).text_lines] == ["AB12"]
+    runner.select(["detect"])
+    assert [d.label for d in runner.process(frame).detections] == ["car"]
+    ocr.configure(config_set(config, "ocr.plate_min_score", 0.5))
+    runner.select(["detect", "ocr"])
+    result = runner.process(frame)
+    assert result.text_lines == () and [d.label for d in result.detections] == ["car"]
 
 
 def test_ocr_without_a_detector_model_is_refused(config: FirmwareConfig) -> None:

@@ -62,6 +62,9 @@ class TaskOutput:
         timings_us: the task's own stages (``"lane:invoke"``), microseconds.
         model_ids: models the task ran besides its own (the OCR task running the
             detector itself), reported in ``Result.model_ids``.
+        candidates: detections scoring under the reporting threshold that a later task
+            asked for (the OCR task reads plates from ``ocr.plate_min_score`` up); never
+            reported themselves.
     """
 
     lane: LaneState | None = None
@@ -70,11 +73,12 @@ class TaskOutput:
     classifications: tuple[Classification, ...] = ()
     timings_us: Mapping[str, int] = field(default_factory=dict)
     model_ids: tuple[str, ...] = ()
+    candidates: tuple[Detection, ...] = ()
 
 
 #: The fields of TaskOutput that are findings, merged into the Result field of the same name.
 FINDINGS: tuple[str, ...] = tuple(
-    f.name for f in dataclasses.fields(TaskOutput) if f.name not in ("timings_us", "model_ids")
+    f.name for f in dataclasses.fields(TaskOutput) if f.name not in ("timings_us", "model_ids", "candidates")
 )
 #: ``prior`` of a task that requires nothing, or run on its own.
 NO_PRIOR: Mapping[str, TaskOutput] = MappingProxyType({})

@@ -9,6 +9,10 @@ Thresholds come from the ``[detect]`` config section and change live: the next
 frame after a ``config set detect.score_threshold 0.6`` uses it. A bundle's own
 recommended thresholds (its manifest's decoder section) are logged at load
 when they differ, but the config decides.
+
+A later task may ask for candidates (:meth:`DetectTask.request_candidates`): detections of
+some labels that score under ``detect.score_threshold`` but at least its own floor. The OCR
+task reads plates that way; candidates are handed to it, never reported.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Mapping
+from dataclasses import replace
 
 import numpy as np
 
@@ -94,6 +99,15 @@ class DetectTask(ModelTask):
         self.labels: tuple[str, ...] = tuple(self._decoder.labels)
         self.recommended = DetectionParams.from_manifest(manifest.decoder)
         self.params = params or DetectionParams()
+        self._candidates: tuple[frozenset[str], float] | None = None
+
+    def request_candidates(self, labels: frozenset[str], min_score: float) -> None:
+        """Also find detections of ``labels`` scoring from ``min_score`` up to the score threshold (next frame on).
+
+        They come back apart from the detections (:meth:`detect`), for a task that reads them
+        (the OCR task's plates); ``min_score`` at or above the score threshold asks for none.
+        """
+        self._candidates = (labels, min_score)  # one attribute swap, as for params
 
     def configure(self, config: FirmwareConfig) -> None:
         """Take ``detect.score_threshold``, ``iou_threshold`` and ``max_detections`` (next frame on)."""
@@ -101,14 +115,21 @@ class DetectTask(ModelTask):
         params = DetectionParams(section.score_threshold, section.iou_threshold, section.max_detections)
         self.params = params  # one attribute swap: the inference thread sees the old or the new, never a mix
 
-    def detect(self, frame: PreparedFrame | np.ndarray) -> tuple[tuple[Detection, ...], dict[str, int]]:
-        """Detections in a frame (boxes normalised to the frame), and the stage timings.
+    def detect(
+        self, frame: PreparedFrame | np.ndarray
+    ) -> tuple[tuple[Detection, ...], tuple[Detection, ...], dict[str, int]]:
+        """Detections in a frame (boxes normalised to the frame), the candidates asked for
+        (:meth:`request_candidates`), and the stage timings.
 
         Args:
             frame: the runner's PreparedFrame (its input shared with the frame's
                 other tasks), or a BGR image.
         """
         params = self.params
+        wanted = self._candidates
+        floor = params.score_threshold
+        if wanted is not None and wanted[1] < floor:
+            params = replace(params, score_threshold=wanted[1])
         start = time.perf_counter()
         prepared = as_prepared(frame)
         tensor = self.frame_tensor(prepared)
@@ -118,13 +139,18 @@ class DetectTask(ModelTask):
         invoke_us = elapsed_us(invoked)
         decoded = time.perf_counter()
         raw = self._decoder.decode(outputs, params)
-        detections = self._to_frame(raw, prepared.image.shape[0])
+        found = self._to_frame(raw, prepared.image.shape[0])
+        detections: tuple[Detection, ...] = found
+        candidates: tuple[Detection, ...] = ()
+        if params.score_threshold < floor and wanted is not None:
+            detections = tuple(d for d in found if d.score >= floor)
+            candidates = tuple(d for d in found if d.score < floor and d.label in wanted[0])
         timings = {
             "detect:preprocess": preprocess_us,
             "detect:invoke": invoke_us,
             "detect:decode": elapsed_us(decoded),
         }
-        return detections, timings
+        return detections, candidates, timings
 
     def _to_frame(self, raw: list[RawDetection], frame_height: int) -> tuple[Detection, ...]:
         rows = crop_rows(frame_height, self.manifest.input)
@@ -138,8 +164,8 @@ class DetectTask(ModelTask):
         return tuple(out)
 
     def run_prepared(self, frame: PreparedFrame, prior: Mapping[str, TaskOutput] = NO_PRIOR) -> TaskOutput:
-        detections, timings = self.detect(frame)
-        return TaskOutput(detections=detections, timings_us=timings)
+        detections, candidates, timings = self.detect(frame)
+        return TaskOutput(detections=detections, timings_us=timings, candidates=candidates)
 
 
 def load_detect_task(config: FirmwareConfig, loaded: Mapping[str, Task] | None = None) -> DetectTask:
