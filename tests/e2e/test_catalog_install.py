@@ -76,7 +76,7 @@ def test_install_from_a_catalog_of_the_shipped_models_then_an_older_version(
 
     code, text = run("models", "available", *trust, "--json")
     assert code == 0
-    assert {json.loads(line)["id"] for line in text.splitlines()} >= {"lane-v3@3.1.0", "detect-v4@4.0.0"}
+    assert {json.loads(line)["id"] for line in text.splitlines()} >= {"lane-v3@3.1.0", "detect-v5@5.0.0"}
 
     parsed = counted(monkeypatch, catalog, "bundle_from_bytes")
     verified = counted(monkeypatch, catalog, "verify_signature")

@@ -41,7 +41,7 @@ def test_build_lists_each_model_with_its_hash_and_headline_metrics_and_grows_by_
     assert code == 0
     cat = catalog.load_catalog(str(out), [key.public])
     assert cat.key_id == key.key_id
-    assert cat.names() == ("detect-v4", "lane-v3", "ocr-v3", "road_scene-v1")
+    assert cat.names() == ("detect-v5", "lane-v3", "ocr-v3", "road_scene-v1")
     lane = cat.find("lane-v3")
     data = (out / lane.file).read_bytes()
     assert (lane.task, lane.version, lane.precision, lane.key_id) == ("lane", "3.0.0", "int8", key.key_id)
@@ -51,7 +51,7 @@ def test_build_lists_each_model_with_its_hash_and_headline_metrics_and_grows_by_
     assert lane.metrics["other_world.offset_mae_m"] == pytest.approx(
         shipped["worlds"]["other"]["int8"]["offset_mae_m"], rel=1e-5
     )
-    assert cat.find("detect-v4").metrics["map50"] > 0.9
+    assert cat.find("detect-v5").metrics["map50"] > 0.9
 
     build_catalog(model_at_version(tmp_path / "next", "lane", "3.1.0"), out, key.private)  # a later release
     grown = catalog.load_catalog(str(out), [key.public])
@@ -61,7 +61,7 @@ def test_build_lists_each_model_with_its_hash_and_headline_metrics_and_grows_by_
     with pytest.raises(CatalogError, match=r"no version 9\.9 of lane-v3 \(it has 3\.0\.0, 3\.1\.0\)"):
         grown.find("lane-v3", "9.9")
     with pytest.raises(
-        CatalogError, match=r"no model 'lane' .* it has: detect-v4 \(4\.0\.0\), lane-v3 \(3\.0\.0, 3\.1\.0\)"
+        CatalogError, match=r"no model 'lane' .* it has: detect-v5 \(5\.0\.0\), lane-v3 \(3\.0\.0, 3\.1\.0\)"
     ):
         grown.find("lane")
 
@@ -70,7 +70,7 @@ def test_build_lists_each_model_with_its_hash_and_headline_metrics_and_grows_by_
     lines = out_text.getvalue().splitlines()
     assert lines[0].endswith(f"5 bundles, signed by key {key.key_id}")
     assert [line.split()[0] for line in lines[1:]] == [
-        "detect-v4@4.0.0",
+        "detect-v5@5.0.0",
         "lane-v3@3.1.0",
         "ocr-v3@3.0.0",
         "road_scene-v1@1.0.0",

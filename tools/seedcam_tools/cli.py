@@ -378,8 +378,8 @@ def _parser() -> argparse.ArgumentParser:
     det.add_argument(
         "--blocks",
         type=int,
-        default=2,
-        help="residual blocks per feature level (default 2, detect-v4); a shallower --init-from .tflite is deepened",
+        default=4,
+        help="residual blocks per feature level (default 4, detect-v5); a shallower --init-from .tflite is deepened",
     )
     det.add_argument("--batch-size", type=int, default=96)
     det.add_argument("--workers", type=int, default=1, help="threads that build training batches")

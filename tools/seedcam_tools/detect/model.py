@@ -34,8 +34,8 @@ ANCHOR_LEVELS: tuple[AnchorLevel, ...] = (
 )
 #: channel scale of the shipped detector (detect-v2 on)
 DETECTOR_WIDTH = 1.5
-#: residual blocks per level of the shipped detector (detect-v4)
-DETECTOR_BLOCKS = 2
+#: residual blocks per level of the shipped detector (detect-v5; detect-v4 had 2)
+DETECTOR_BLOCKS = 4
 #: name prefix of the layers of the residual blocks (see ``blocks`` of :func:`build_detector`)
 RESIDUAL_PREFIX = "residual_"
 #: the class head starts at this probability so that the focal loss is stable

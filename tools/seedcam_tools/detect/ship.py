@@ -56,9 +56,9 @@ def ship_detector_bundle(
         check_pixels=rep.x[:100],
         golden_pixels=golden,
         manifest={
-            "id": "detect-v4",
+            "id": "detect-v5",
             "name": "seedcam road signs and plates (SSD with residual blocks; trained on the randomized world)",
-            "version": "4.0.0",
+            "version": "5.0.0",
             "task": "detect",
             "decoder": detector_decoder_config(),
             "camera": DEFAULT_CAMERA.to_dict(),
