@@ -108,8 +108,12 @@ def test_corrupted_frames_are_counted_and_never_break_either_side(firmware_facto
                     pings_ok += 1
                 except seedcam.SensorTimeout:
                     pings_lost += 1
-            # a ping is lost when its request or its response was damaged
-            assert proxy.to_device.damaged == 3 and pings_lost >= 3 and pings_ok + pings_lost == 9
+            # A ping is lost when its request or its response was damaged. The host also asks for the
+            # result dictionary again when a damaged frame was a new generation's announcement (a label
+            # seen for the first time), so more than the 9 pings may go out: at most one such request
+            # per stale result, and every third request is damaged.
+            assert pings_ok + pings_lost == 9 and proxy.to_device.damaged >= 3
+            assert pings_lost >= proxy.to_device.damaged - sensor.stats.results_stale
             # Quiesce: stop damaging, then wait until the host has every byte the proxy sent.
             proxy.to_host.enabled.clear()
             damaged = proxy.to_host.damaged
