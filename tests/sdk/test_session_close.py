@@ -55,7 +55,12 @@ def test_a_second_close_waits_for_a_reader_still_reopening_the_port(monkeypatch:
     other.start()
     with session._state:
         assert session._state.wait_for(lambda: session.closed, 10)
-    threading.Timer(0.3, let_it_open.set).start()  # the port opens only after our close() began
-    session.close()
+    second = threading.Thread(target=session.close)
+    second.start()
+    second.join(0.3)
+    assert second.is_alive()  # a second close() waits while the reader still holds the port open
+    let_it_open.set()
+    second.join(10)
+    assert not second.is_alive()
     assert reopened.closed  # the reader closed what it had opened before close() returned
     other.join(10)

@@ -133,19 +133,20 @@ def mean_average_precision(
     }
 
 
-def _outcome(box: np.ndarray, label: int, prediction: Prediction, threshold: float) -> str:
-    """What became of one truth object: found, mislabelled, scored_low or not_localised."""
+def _outcome(box: np.ndarray, label: int, prediction: Prediction, threshold: float) -> tuple[str, int | None]:
+    """What became of one truth object (found, mislabelled, scored_low or not_localised), and for a
+    mislabelled one the class of the highest-scoring confident detection on it."""
     boxes, scores, classes = prediction
     if not len(boxes):
-        return "not_localised"
+        return "not_localised", None
     overlapping = iou_matrix(box[None], boxes)[0] >= IOU_MATCH
     mine = overlapping & (classes == label)
     confident = overlapping & (scores >= threshold)
     if (mine & confident).any():
-        return "found"
+        return "found", None
     if confident.any():
-        return "mislabelled"
-    return "scored_low" if mine.any() else "not_localised"
+        return "mislabelled", int(classes[confident][np.argmax(scores[confident])])
+    return ("scored_low" if mine.any() else "not_localised"), None
 
 
 def error_breakdown(
@@ -176,16 +177,13 @@ def error_breakdown(
         for box, label in zip(tb, tc, strict=True):
             if label < 0:
                 continue
-            outcome = _outcome(box, int(label), prediction, threshold)
+            outcome, other = _outcome(box, int(label), prediction, threshold)
             outcomes[outcome] += 1
             height = float(box[3] - box[1]) * input_height
             b = bins[sum(height >= edge for edge in SIZE_BINS_PX)]
             b["objects"] += 1
             b["found"] += outcome == "found"
-            if outcome == "mislabelled":
-                boxes, scores, classes = prediction
-                there = (iou_matrix(box[None], boxes)[0] >= IOU_MATCH) & (scores >= threshold)
-                other = int(classes[there][np.argmax(scores[there])])
+            if other is not None:
                 key = (labels[int(label)], labels[other] if other < len(labels) else str(other))
                 confusions[key] = confusions.get(key, 0) + 1
     by_height = []

@@ -58,7 +58,7 @@ class LaneMetrics:
     one_line_heading_mae_rad: float | None = None
     one_line_samples: int = 0
 
-    def to_dict(self) -> dict[str, float]:
+    def to_dict(self) -> dict[str, Any]:
         """As a JSON-friendly dict."""
         return asdict(self)
 
@@ -98,8 +98,8 @@ def validation_metrics(model, data: LaneData) -> dict[str, Any]:  # type: ignore
     out = model.predict(normalise(data.x, LANE_INPUT), batch_size=256, verbose=0)
     pred = decode_targets(out["lane_state"])
     lines = (data.present > 0.5).sum(axis=1)
-    err = np.abs(pred - data.y)[lines == 2]
-    one = np.abs(pred - data.y)[lines == 1]
+    errors = np.abs(pred - data.y)
+    err, one = errors[lines == 2], errors[lines == 1]
     pres = ((out["presence"] > 0) == (data.present > 0.5)).mean()
     return {
         "offset_mae_m": float(err[:, 0].mean()),
