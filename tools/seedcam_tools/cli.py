@@ -225,6 +225,8 @@ def cmd_train_ocr(args: argparse.Namespace) -> int:
         + f"--epochs {args.epochs} --lr {args.lr:g} --random-world {args.random_world:g} "
         + (f"--init-from {args.init_from} " if args.init_from else "")
         + (f"--width-mult {args.width_mult:g} " if args.width_mult != 1.0 else "")
+        + (f"--context-blocks {args.context_blocks} " if args.context_blocks != 3 else "")
+        + (f"--residual-blocks {args.residual_blocks} " if args.residual_blocks else "")
         + f"--eval-samples {args.eval_samples}"
     )
     if args.keras is not None:  # bundle a model trained earlier
@@ -244,6 +246,8 @@ def cmd_train_ocr(args: argparse.Namespace) -> int:
             random_fraction=args.random_world,
             init_from=args.init_from,
             width_mult=args.width_mult,
+            context_blocks=args.context_blocks,
+            residual_blocks=args.residual_blocks,
         )
         keras_path = work / "ocr.keras"
         info = {**trained.to_dict(), "command": command}
@@ -494,6 +498,19 @@ def _parser() -> argparse.ArgumentParser:
         type=float,
         default=1.0,
         help="channel multiplier of a fresh model (default 1: the shipped width; ignored when continuing a .keras)",
+    )
+    ocr.add_argument(
+        "--context-blocks",
+        type=int,
+        default=3,
+        help="residual 1x3 convolutions over time (default 3, as ocr-v3; more start as the identity)",
+    )
+    ocr.add_argument(
+        "--residual-blocks",
+        type=int,
+        default=0,
+        help="residual 3x3 blocks after each of the two last stages (default 0, as ocr-v3); "
+        "a shallower --init-from .tflite is deepened",
     )
     ocr.add_argument("--keras", type=Path, help="skip training: bundle this trained ocr.keras")
     ocr.add_argument("--work", type=Path, help="folder for the Keras model and training logs")

@@ -67,6 +67,8 @@ class OcrTrainMetrics:
     random_world_fraction: float = 0.0
     continued_from: str = ""
     width_mult: float = 1.0
+    context_blocks: int = 3
+    residual_blocks: int = 0
 
     def to_dict(self) -> dict[str, float]:
         """As a JSON-friendly dict."""
@@ -183,10 +185,15 @@ def train_on_data(
     width_mult: float = 1.0,
     augment: bool = True,
     init_from: Path | None = None,
+    context_blocks: int = 3,
+    residual_blocks: int = 0,
 ) -> tuple[Any, dict[str, list[float]]]:
     """Train a fresh model on ``train``, or continue one: a saved ``.keras`` or a float32 ``.tflite`` at ``init_from``.
 
     Returns ``(keras model, history dict)``.
+
+    A ``.tflite`` of a shallower network (``ocr-v3``: 3 context blocks, no residual blocks)
+    is deepened to ``context_blocks`` / ``residual_blocks`` (:func:`~.model.deepen_ocr`).
 
     Adam with a short linear warm-up and cosine decay over ``epochs``, batches
     shuffled and (``augment``) varied by :func:`augment_batch`; deterministic for
@@ -195,20 +202,24 @@ def train_on_data(
     import keras
     import tensorflow as tf
 
-    from .model import build_ocr_model
+    from .model import build_ocr_model, ocr_from_tflite
 
     keras.utils.set_random_seed(seed)
     tf.config.experimental.enable_op_determinism()  # same seed and data -> the same weights
     if init_from is not None and Path(init_from).suffix == ".keras":  # continue a saved model
         model = keras.models.load_model(init_from, custom_objects={"ctc_loss": ctc_loss}, compile=False)
-    else:
-        model = build_ocr_model(width_mult)
-    if init_from is not None and Path(init_from).suffix == ".tflite":
+    elif init_from is not None and Path(init_from).suffix == ".tflite":
         from seedcam_firmware.inference.preprocess import normalise
 
-        from ..tflite_weights import load_tflite_weights
-
-        load_tflite_weights(model, init_from, normalise(train.x[:512], OCR_INPUT))
+        model = ocr_from_tflite(
+            init_from,
+            normalise(train.x[:512], OCR_INPUT),
+            width_mult=width_mult,
+            context_blocks=context_blocks,
+            residual_blocks=residual_blocks,
+        )
+    else:
+        model = build_ocr_model(width_mult, context_blocks=context_blocks, residual_blocks=residual_blocks)
     steps = epochs * math.ceil(len(train.x) / batch_size)
     warmup = min(300, steps // 10)
     schedule = keras.optimizers.schedules.CosineDecay(
@@ -247,6 +258,8 @@ def train_ocr(
     random_fraction: float = 0.0,
     init_from: Path | None = None,
     width_mult: float = 1.0,
+    context_blocks: int = 3,
+    residual_blocks: int = 0,
 ) -> OcrTrainMetrics:
     """Generate plate crops, train, and save ``ocr.keras`` + ``train_metrics.json`` in ``out_dir``.
 
@@ -265,6 +278,8 @@ def train_ocr(
         random_fraction: share of crops from the randomized world (:mod:`seedcam_tools.world`).
         init_from: continue from this saved ``ocr.keras``, or a float32 ``.tflite`` of the same architecture.
         width_mult: channel multiplier of a fresh model (1.0: the shipped width); ignored when continuing a ``.keras``.
+        context_blocks, residual_blocks: depth of a fresh or deepened model (:func:`~.model.build_ocr_model`);
+            ignored when continuing a ``.keras``.
 
     Raises:
         ValueError: the training seeds would reach the validation seeds, or ``samples`` < 1.
@@ -291,6 +306,8 @@ def train_ocr(
         progress=progress,
         init_from=init_from,
         width_mult=width_mult,
+        context_blocks=context_blocks,
+        residual_blocks=residual_blocks,
     )
     secs = time.monotonic() - t0
     model.save(out_dir / "ocr.keras")
@@ -310,6 +327,8 @@ def train_ocr(
         random_world_fraction=random_fraction,
         continued_from=str(init_from or ""),
         width_mult=width_mult,
+        context_blocks=context_blocks,
+        residual_blocks=residual_blocks,
     )
     (out_dir / "train_metrics.json").write_text(json.dumps(metrics.to_dict(), indent=2) + "\n")
     return metrics
