@@ -51,6 +51,8 @@ def test_seed_ranges_are_disjoint() -> None:
     assert VAL_SEED_BASE < HELDOUT_SEED_BASE
     with pytest.raises(ValueError):
         train_lane(Path("/nonexistent"), samples=VAL_SEED_BASE + 1)
+    with pytest.raises(ValueError, match="validation seeds"):  # a continued round's fresh scenes stay below them
+        train_lane(Path("/nonexistent"), samples=20, first_scene=VAL_SEED_BASE - 10)
 
 
 def test_targets_round_trip_and_data_is_deterministic() -> None:

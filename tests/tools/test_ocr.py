@@ -261,3 +261,22 @@ def test_platt_calibration_recovers_a_known_reliability_curve() -> None:
     assert a == pytest.approx(3.0, rel=0.1) and b == pytest.approx(1.5, rel=0.15)
     calibrated = 1.0 / (1.0 + np.exp(-(a * np.log(raw) + b)))
     assert calibration_error(calibrated, correct) < 0.02 < calibration_error(raw, correct)
+
+
+def test_a_deepened_reader_computes_what_the_shallow_one_did_until_trained() -> None:
+    """Added residual and context blocks start as the identity; every other weight is the shallow reader's."""
+    from seedcam_tools.ocr.model import build_ocr_model, deepen_ocr
+
+    shallow = build_ocr_model(1.0)
+    rng = np.random.default_rng(0)
+    for layer in shallow.layers:  # non-trivial batch norms, so that a lost weight would show
+        if layer.name.endswith("_bn"):
+            gamma, beta, mean, var = layer.get_weights()
+            layer.set_weights([gamma * rng.uniform(0.5, 1.5, gamma.shape), beta + 0.1, mean + 0.05, var * 1.2])
+    x = rng.random((4, OCR_INPUT.height, OCR_INPUT.width, 3)).astype(np.float32)
+    deep = deepen_ocr(shallow, width_mult=1.0, context_blocks=5, residual_blocks=1)
+    assert deep.count_params() > shallow.count_params()
+    assert deep.get_layer("residual_s4x32_0_conv2") is not None and deep.get_layer("ctx5_conv") is not None
+    np.testing.assert_allclose(deep.predict(x, verbose=0)["probs"], shallow.predict(x, verbose=0)["probs"], atol=1e-5)
+    with pytest.raises(ValueError, match="no counterpart"):
+        deepen_ocr(build_ocr_model(1.5), width_mult=1.0, context_blocks=5, residual_blocks=1)

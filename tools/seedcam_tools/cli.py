@@ -61,6 +61,7 @@ def cmd_train_lane(args: argparse.Namespace) -> int:
         work,
         seed=args.seed,
         samples=args.samples,
+        first_scene=args.first_scene,
         epochs=args.epochs,
         progress=not args.quiet,
         random_fraction=args.random_world,
@@ -316,6 +317,12 @@ def _parser() -> argparse.ArgumentParser:
     train.add_argument("--out", type=Path, default=Path("models/lane"), help="bundle folder (default models/lane)")
     train.add_argument("--seed", type=int, default=0)
     train.add_argument("--samples", type=int, default=48000, help="training scenes")
+    train.add_argument(
+        "--first-scene",
+        type=int,
+        default=0,
+        help="seed of the first training scene (default 0); give a continued round fresh scenes",
+    )
     train.add_argument("--epochs", type=int, default=6)
     train.add_argument("--init-from", type=Path, help="continue this saved lane.keras instead of a fresh model")
     train.add_argument("--lr", type=float, default=2e-3, help="peak learning rate (default 0.002)")

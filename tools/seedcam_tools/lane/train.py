@@ -1,6 +1,7 @@
 """Train the lane model on synthetic scenes (seeded, reproducible on one machine).
 
-Data seeds: training ``[0, samples)``, validation ``[5_000_000, 5_000_000 + val)``
+Data seeds: training ``[first_scene, first_scene + samples)`` (``first_scene`` 0 unless a
+continued round asks for scenes the earlier rounds did not see), validation ``[5_000_000, 5_000_000 + val)``
 (used only to report progress), held-out evaluation from ``10_000_000`` (see
 :mod:`seedcam_tools.lane.data`; never used here).
 """
@@ -49,6 +50,7 @@ class LaneMetrics:
     epochs: int
     train_seconds: float
     random_world_fraction: float = 0.0
+    first_scene: int = 0
     lr: float = 2e-3
     width_mult: float = 1.0
     blocks: int = 0
@@ -196,6 +198,7 @@ def train_lane(
     *,
     seed: int = 0,
     samples: int = 48000,
+    first_scene: int = 0,
     epochs: int = 6,
     progress: bool = False,
     random_fraction: float = 0.0,
@@ -210,7 +213,9 @@ def train_lane(
     Args:
         out_dir: output folder (created).
         seed: Keras/TF/NumPy seed for weight init and shuffling.
-        samples: number of training scenes (seeds ``0 .. samples-1``).
+        samples: number of training scenes (seeds ``first_scene .. first_scene + samples - 1``).
+        first_scene: the seed of the first training scene: a continued round given another
+            one trains on scenes the earlier rounds did not see.
         epochs: passes over the data.
         progress: show progress bars / per-epoch logs.
         random_fraction: share of scenes from the randomized world (:mod:`seedcam_tools.world`).
@@ -219,12 +224,12 @@ def train_lane(
         width_mult, blocks: the shape of a fresh model (:func:`~.model.build_lane_model`).
         one_line_weight: lane-state loss weight of scenes with one line in view (both: 1).
     """
-    if samples > VAL_SEED_BASE:
-        raise ValueError("samples would overlap the validation / held-out seed ranges")
+    if samples < 1 or first_scene < 0 or first_scene + samples > VAL_SEED_BASE:
+        raise ValueError(f"training scene seeds must lie within 0..{VAL_SEED_BASE} (the validation seeds start there)")
     assert VAL_SEED_BASE < HELDOUT_SEED_BASE
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    train = generate(0, samples, progress=progress, random_fraction=random_fraction)
+    train = generate(first_scene, samples, progress=progress, random_fraction=random_fraction)
     val = generate(VAL_SEED_BASE, max(64, min(2000, samples // 10)), random_fraction=random_fraction)
     t0 = time.monotonic()
     model, _ = train_on_data(
@@ -244,6 +249,7 @@ def train_lane(
     m = validation_metrics(model, val)
     metrics = LaneMetrics(
         samples=samples,
+        first_scene=first_scene,
         epochs=epochs,
         train_seconds=secs,
         random_world_fraction=random_fraction,
