@@ -411,6 +411,36 @@ def test_serial_port_is_exclusive(tmp_path: Path) -> None:
         open_transport(dev.slave_path)
 
 
+class _SlowToRelease(LoopTransport):
+    """A transport whose port takes until ``release`` is set to close."""
+
+    def __init__(self, url: str) -> None:
+        super().__init__(url)
+        self.releasing = threading.Event()
+        self.release = threading.Event()
+
+    def _close(self) -> None:
+        self.releasing.set()
+        assert self.release.wait(10)
+        super()._close()
+
+
+def test_a_second_close_returns_only_once_the_port_is_released() -> None:
+    """Two threads closing one link (a failed link check and the user's ``with``): neither may return
+    while the port is still open, or an exclusive serial port reopened at once is refused as busy."""
+    transport = _SlowToRelease("slow-release://x")
+    first, _ = in_thread(transport.close)
+    assert transport.releasing.wait(5)
+    second, second_result = in_thread(transport.close)
+    second.join(0.3)
+    assert second.is_alive(), "the second close returned while the first still held the port"
+    transport.release.set()
+    first.join(5)
+    second.join(5)
+    assert not first.is_alive() and not second.is_alive()
+    assert "error" not in second_result
+
+
 # -- throttle ---------------------------------------------------------------------------
 
 

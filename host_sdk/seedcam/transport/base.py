@@ -78,6 +78,7 @@ class Transport(abc.ABC):
         self._state_lock = threading.Lock()
         self._read_lock = threading.Lock()
         self._write_lock = threading.Lock()
+        self._released = threading.Event()  # set once the underlying port is closed
 
     # -- public API ----------------------------------------------------------
 
@@ -144,12 +145,18 @@ class Transport(abc.ABC):
         """Close the transport; idempotent and safe from any thread.
 
         A ``read`` or ``write`` blocked in another thread returns promptly
-        (``read`` raises :class:`LinkBroken`).
+        (``read`` raises :class:`LinkBroken`). Every caller returns only once the port is
+        released, also when another thread's close is still under way, so the port can be
+        reopened (an exclusive serial port included) as soon as any ``close`` returned.
         """
         with self._state_lock:
-            if self._closed:
-                return
+            first = not self._closed
             self._closed = True
+        if not first:
+            # the first close is bounded by two grace periods plus the port's own close
+            if not self._released.wait(timeout=3 * _CLOSE_GRACE_S):
+                _log.warning("%s: another thread's close has not finished", self.url)
+            return
         try:
             self._wake()
         except Exception:  # noqa: BLE001 - closing must not fail half-way
@@ -161,6 +168,7 @@ class Transport(abc.ABC):
         try:
             self._close()
         finally:
+            self._released.set()
             if got_write:
                 self._write_lock.release()
             if got_read:
