@@ -103,3 +103,24 @@ def test_wider_and_deeper_networks_keep_the_outputs() -> None:
     assert {k: tuple(t.shape) for k, t in bigger.output.items()} == {k: tuple(t.shape) for k, t in v2.output.items()}
     with pytest.raises(ValueError, match="blocks"):
         build_lane_model(blocks=-1)
+
+
+def test_the_shipped_lane_tflite_becomes_the_same_trainable_keras_model() -> None:
+    """``train-lane --init-from lane_f32.tflite``: a fresh machine continues the shipped model."""
+    from seedcam_firmware.inference.preprocess import normalise
+    from seedcam_firmware.inference.runtime import Model
+    from seedcam_tools.lane.model import build_lane_model
+    from seedcam_tools.tflite_weights import TfliteWeightsError, load_tflite_weights
+
+    shipped = BUNDLE / "lane_f32.tflite"
+    x = normalise(generate(HELDOUT_SEED_BASE + 7_000, 24, workers=1, random_fraction=0.5).x, LANE_INPUT)
+    model = build_lane_model(width_mult=2.0, blocks=2)
+    load_tflite_weights(model, shipped, x)
+    ours = model.predict(x[:3], verbose=0)
+    tflite = Model(shipped, num_threads=1)
+    for i in range(3):
+        reference = tflite.invoke(x[i : i + 1])
+        for name in ("mask", "lane_state", "presence"):
+            np.testing.assert_allclose(ours[name][i], reference[name][0], atol=1e-4)
+    with pytest.raises(TfliteWeightsError, match="not the same architecture"):
+        load_tflite_weights(build_lane_model(width_mult=1.0), shipped, x)

@@ -324,7 +324,11 @@ def _parser() -> argparse.ArgumentParser:
         help="seed of the first training scene (default 0); give a continued round fresh scenes",
     )
     train.add_argument("--epochs", type=int, default=6)
-    train.add_argument("--init-from", type=Path, help="continue this saved lane.keras instead of a fresh model")
+    train.add_argument(
+        "--init-from",
+        type=Path,
+        help="continue this saved lane.keras, or a float32 .tflite of the --width-mult/--blocks architecture",
+    )
     train.add_argument("--lr", type=float, default=2e-3, help="peak learning rate (default 0.002)")
     train.add_argument(
         "--width-mult",

@@ -3,9 +3,9 @@
 The converter folds every BatchNormalization into the convolution before it, so
 a ``.tflite`` holds, per convolution, one kernel and one bias. Given a Keras
 model of the same architecture (e.g. :func:`~seedcam_tools.detect.model.build_detector`),
-:func:`load_tflite_weights` matches each Keras ``Conv2D`` with its TFLite
-``CONV_2D`` by graph structure (its kernel shape and the convolutions it reads
-from, recursively), copies the folded kernel, and sets each following
+:func:`load_tflite_weights` matches each Keras ``Conv2D`` or ``Dense`` with its TFLite
+``CONV_2D`` or ``FULLY_CONNECTED`` by graph structure (its kernel shape and the weighted
+layers it reads from, recursively), copies the folded kernel, and sets each following
 BatchNormalization so that the model computes exactly the TFLite function:
 ``gamma = sqrt(var + eps)``, ``beta = mean + bias``. The mean and variance are
 measured on calibration images, so that the first training steps (which use
@@ -13,7 +13,8 @@ batch statistics) start from the same function as inference.
 
 This is how a bundle shipped without its Keras file (detect-v2 was trained on
 another machine) is fine-tuned: ``train-detector --init-from models/detect/detect_f32.tflite``,
-``train-ocr --init-from models/ocr/ocr_f32.tflite``.
+``train-ocr --init-from models/ocr/ocr_f32.tflite``, ``train-lane --init-from models/lane/lane_f32.tflite``:
+a fresh machine continues any shipped model without the Keras file of its training run.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ __all__ = ["TfliteWeightsError", "load_tflite_weights"]
 
 log = logging.getLogger(__name__)
 
-#: ops that pass a tensor through on the way from one convolution to the next
+#: ops that pass a tensor through on the way from one weighted layer to the next
 _PASS_THROUGH_TFLITE = {"RESHAPE", "TILE", "LOGISTIC", "SOFTMAX", "RELU", "RESIZE_NEAREST_NEIGHBOR", "CONCATENATION"}
 _PASS_THROUGH_KERAS = {
     "BatchNormalization",
@@ -41,6 +42,7 @@ _PASS_THROUGH_KERAS = {
     "Concatenate",
     "Dropout",
     "Softmax",
+    "Flatten",
 }
 
 
@@ -49,7 +51,7 @@ class TfliteWeightsError(SensorError, ValueError):
 
 
 def _tflite_signatures(path: Path) -> dict[Any, tuple[np.ndarray, np.ndarray]]:
-    """Structural signature -> (kernel H x W x in x out, bias) of every CONV_2D in the file."""
+    """Structural signature -> (Keras-layout kernel, bias) of every CONV_2D and FULLY_CONNECTED in the file."""
     from ai_edge_litert.interpreter import Interpreter, OpResolverType
 
     interp = Interpreter(
@@ -70,6 +72,9 @@ def _tflite_signatures(path: Path) -> dict[Any, tuple[np.ndarray, np.ndarray]]:
         elif op["op_name"] == "CONV_2D":
             out_c, kh, kw, in_c = shapes[int(op["inputs"][1])]
             sig = ("conv", (kh, kw, in_c, out_c), signature(int(op["inputs"][0])))
+        elif op["op_name"] == "FULLY_CONNECTED":
+            out_n, in_n = shapes[int(op["inputs"][1])]
+            sig = ("dense", (in_n, out_n), signature(int(op["inputs"][0])))
         elif op["op_name"] == "ADD":
             sig = ("add", frozenset(signature(int(t)) for t in op["inputs"][:2]))
         elif op["op_name"] in _PASS_THROUGH_TFLITE:
@@ -81,19 +86,20 @@ def _tflite_signatures(path: Path) -> dict[Any, tuple[np.ndarray, np.ndarray]]:
 
     convs: dict[Any, tuple[np.ndarray, np.ndarray]] = {}
     for op in ops:
-        if op["op_name"] != "CONV_2D":
+        if op["op_name"] not in ("CONV_2D", "FULLY_CONNECTED"):
             continue
         sig = signature(int(op["outputs"][0]))
-        kernel = interp.get_tensor(int(op["inputs"][1])).transpose(1, 2, 3, 0)
+        weights = interp.get_tensor(int(op["inputs"][1]))
+        kernel = weights.transpose(1, 2, 3, 0) if op["op_name"] == "CONV_2D" else weights.T
         bias = interp.get_tensor(int(op["inputs"][2])) if len(op["inputs"]) > 2 and op["inputs"][2] >= 0 else None
         if sig in convs:
-            raise TfliteWeightsError(f"{path.name}: two convolutions with the same place in the graph")
+            raise TfliteWeightsError(f"{path.name}: two weighted layers with the same place in the graph")
         convs[sig] = (kernel, bias if bias is not None else np.zeros(kernel.shape[-1], np.float32))
     return convs
 
 
 def _keras_signatures(model: Any) -> dict[Any, Any]:
-    """Structural signature -> Keras Conv2D layer, in the same terms as :func:`_tflite_signatures`."""
+    """Structural signature -> Keras Conv2D or Dense layer, in the same terms as :func:`_tflite_signatures`."""
     memo: dict[int, Any] = {}
 
     def signature(tensor: Any) -> Any:
@@ -107,6 +113,8 @@ def _keras_signatures(model: Any) -> dict[Any, Any]:
             sig: Any = "input"
         elif kind == "Conv2D":
             sig = ("conv", tuple(int(v) for v in layer.kernel.shape), signature(inputs[0]))
+        elif kind == "Dense":
+            sig = ("dense", tuple(int(v) for v in layer.kernel.shape), signature(inputs[0]))
         elif kind == "Add":
             sig = ("add", frozenset(signature(t) for t in inputs))
         elif kind in _PASS_THROUGH_KERAS:
@@ -118,7 +126,7 @@ def _keras_signatures(model: Any) -> dict[Any, Any]:
 
     convs = {}
     for layer in model.layers:
-        if type(layer).__name__ == "Conv2D":
+        if type(layer).__name__ in ("Conv2D", "Dense"):
             convs[signature(layer.output)] = layer
     return convs
 
@@ -143,7 +151,7 @@ def load_tflite_weights(model: Any, tflite_path: str | Path, calibration: np.nda
             the BatchNormalization statistics.
 
     Raises:
-        TfliteWeightsError: a convolution of one has no counterpart in the other.
+        TfliteWeightsError: a convolution or dense layer of one has no counterpart in the other.
     """
     import keras
 
@@ -152,7 +160,7 @@ def load_tflite_weights(model: Any, tflite_path: str | Path, calibration: np.nda
     layers = _keras_signatures(model)
     if set(tflite) != set(layers):
         raise TfliteWeightsError(
-            f"{path.name} has {len(tflite)} convolutions, the model {len(layers)}, "
+            f"{path.name} has {len(tflite)} weighted layers, the model {len(layers)}, "
             f"{len(set(tflite) ^ set(layers))} without a counterpart: not the same architecture"
         )
     norms = []
@@ -174,4 +182,4 @@ def load_tflite_weights(model: Any, tflite_path: str | Path, calibration: np.nda
         var = z.var(axis=(0, 1, 2))
         gamma = np.sqrt(var + bn.epsilon)
         bn.set_weights([gamma, mean + bias, mean, var])
-    log.info("loaded %d convolutions from %s", len(layers), path.name)
+    log.info("loaded %d weighted layers from %s", len(layers), path.name)

@@ -147,8 +147,9 @@ def train_on_data(
     blocks: int = 0,
     one_line_weight: float = 1.0,
 ):  # type: ignore[no-untyped-def]
-    """Train a fresh model on ``train`` (or continue the saved ``lane.keras`` at ``init_from``);
-    returns ``(keras model, history dict)``.
+    """Train a fresh model on ``train`` (or continue ``init_from``: a saved ``lane.keras``, or a
+    float32 ``.tflite`` of the architecture ``width_mult`` and ``blocks`` shape); returns
+    ``(keras model, history dict)``.
 
     Cosine learning-rate decay over ``epochs``; deterministic for a given seed and data.
     ``width_mult`` and ``blocks`` shape a fresh model (:func:`~.model.build_lane_model`).
@@ -158,12 +159,18 @@ def train_on_data(
     import keras
     import tensorflow as tf
 
+    from seedcam_firmware.inference.preprocess import normalise
+
+    from ..tflite_weights import load_tflite_weights
     from .model import build_lane_model
 
     keras.utils.set_random_seed(seed)
     tf.config.experimental.enable_op_determinism()  # same seed and data -> the same weights
     if init_from is None:
         model = build_lane_model(width_mult, blocks)
+    elif init_from.suffix == ".tflite":  # a shipped float32 file: no Keras file of its run needed
+        model = build_lane_model(width_mult, blocks)
+        load_tflite_weights(model, init_from, normalise(train.x[:256], LANE_INPUT))
     else:
         model = keras.models.load_model(
             init_from, custom_objects={"_state_loss": _state_loss, "_presence_loss": _presence_loss}, compile=False
@@ -219,7 +226,8 @@ def train_lane(
         epochs: passes over the data.
         progress: show progress bars / per-epoch logs.
         random_fraction: share of scenes from the randomized world (:mod:`seedcam_tools.world`).
-        init_from: continue this saved ``lane.keras`` instead of a fresh model.
+        init_from: continue this saved ``lane.keras``, or this float32 ``.tflite`` (of the
+            architecture ``width_mult`` and ``blocks`` shape), instead of a fresh model.
         lr: peak learning rate.
         width_mult, blocks: the shape of a fresh model (:func:`~.model.build_lane_model`).
         one_line_weight: lane-state loss weight of scenes with one line in view (both: 1).
