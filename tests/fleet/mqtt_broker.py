@@ -23,6 +23,7 @@ __all__ = ["PASSWORD", "USERNAME", "Mosquitto", "free_port", "mosquitto_missing"
 USERNAME = "fleet"
 PASSWORD = "s3cret-fleet"
 _START_S = 10.0
+_PORT_TRIES = 5  # fresh ports when another process took one between picking it and the broker's bind
 
 
 def mosquitto_missing() -> str:
@@ -39,9 +40,27 @@ def _tool(name: str) -> str:
 
 def free_port() -> int:
     """A TCP port on 127.0.0.1 that nothing listens on right now."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    return free_ports(1)[0]
+
+
+def free_ports(count: int) -> list[int]:
+    """``count`` distinct TCP ports on 127.0.0.1 that nothing listens on right now.
+
+    The sockets are held open together while the kernel picks, so no port comes back twice
+    (one picked, closed and picked again would make the broker's second listener fail).
+    """
+    sockets = [socket.socket() for _ in range(count)]
+    try:
+        for sock in sockets:
+            sock.bind(("127.0.0.1", 0))
+        return [int(sock.getsockname()[1]) for sock in sockets]
+    finally:
+        for sock in sockets:
+            sock.close()
+
+
+class _PortTaken(Exception):
+    """The broker exited at start because one of its ports was in use."""
 
 
 class Mosquitto:
@@ -55,17 +74,28 @@ class Mosquitto:
     def __init__(self, folder: Path, *, persistence: bool = False) -> None:
         self.folder = folder
         folder.mkdir(parents=True, exist_ok=True)
-        self.plain_port, self.auth_port, self.tls_port = free_port(), free_port(), free_port()
-        self.ca_file, cert, key = make_test_certificates(folder, "seedcam fleet test CA")
-        passwords = folder / "passwords"
-        passwords.write_text("")
+        self.plain_port, self.auth_port, self.tls_port = free_ports(3)
+        self.ca_file, self._cert, self._key = make_test_certificates(folder, "seedcam fleet test CA")
+        self._passwords = folder / "passwords"
+        self._passwords.write_text("")
         subprocess.run(
-            [_tool("mosquitto_passwd"), "-b", str(passwords), USERNAME, PASSWORD], check=True, capture_output=True
+            [_tool("mosquitto_passwd"), "-b", str(self._passwords), USERNAME, PASSWORD],
+            check=True,
+            capture_output=True,
         )
-        passwords.chmod(0o600)
+        self._passwords.chmod(0o600)
+        self._persistence = persistence
+        self.config = folder / "mosquitto.conf"
+        self.log = folder / "mosquitto.log"
+        self._process: subprocess.Popen[bytes] | None = None
+        self._started_once = False
+        self._write_config()
+
+    def _write_config(self) -> None:
+        folder = self.folder
         lines = [
             "per_listener_settings true",
-            f"persistence {'true' if persistence else 'false'}",
+            f"persistence {'true' if self._persistence else 'false'}",
             f"persistence_location {folder}/",
             "user root",  # started as root (CI): stay root so the files here stay readable
             "log_dest stderr",
@@ -76,17 +106,14 @@ class Mosquitto:
             "allow_anonymous true",
             f"listener {self.auth_port} 127.0.0.1",
             "allow_anonymous false",
-            f"password_file {passwords}",
+            f"password_file {self._passwords}",
             f"listener {self.tls_port} 127.0.0.1",
             "allow_anonymous true",
             f"cafile {self.ca_file}",
-            f"certfile {cert}",
-            f"keyfile {key}",
+            f"certfile {self._cert}",
+            f"keyfile {self._key}",
         ]
-        self.config = folder / "mosquitto.conf"
         self.config.write_text("\n".join(lines) + "\n")
-        self.log = folder / "mosquitto.log"
-        self._process: subprocess.Popen[bytes] | None = None
 
     @property
     def url(self) -> str:
@@ -94,7 +121,30 @@ class Mosquitto:
         return f"mqtt://127.0.0.1:{self.plain_port}"
 
     def start(self) -> Mosquitto:
-        """Start the broker and wait until all three listeners accept connections."""
+        """Start the broker and wait until all three listeners accept connections.
+
+        At the first start a port taken by another process since it was picked is no failure:
+        the broker gets fresh ports and starts again. A restart keeps its ports (clients
+        reconnect to them), so there a taken port is an error.
+        """
+        for attempt in range(_PORT_TRIES):
+            try:
+                self._start_on_current_ports()
+            except _PortTaken:
+                if self._started_once or attempt == _PORT_TRIES - 1:
+                    raise RuntimeError(f"mosquitto could not bind its ports: {self._log_tail()}") from None
+                self.plain_port, self.auth_port, self.tls_port = free_ports(3)
+                self._write_config()
+                continue
+            self._started_once = True
+            return self
+        raise AssertionError("unreachable")  # the loop returns or raises
+
+    def _log_tail(self) -> str:
+        return self.log.read_text(errors="replace")[-2000:]
+
+    def _start_on_current_ports(self) -> None:
+        log_start = self.log.stat().st_size if self.log.exists() else 0
         with self.log.open("ab") as log:
             self._process = subprocess.Popen(
                 [_tool("mosquitto"), "-c", str(self.config)], stdout=log, stderr=subprocess.STDOUT
@@ -103,7 +153,10 @@ class Mosquitto:
         for port in (self.plain_port, self.auth_port, self.tls_port):
             while True:
                 if self._process.poll() is not None:
-                    raise RuntimeError(f"mosquitto exited at start: {self.log.read_text(errors='replace')[-2000:]}")
+                    self._process = None
+                    if "Address already in use" in self.log.read_text(errors="replace")[log_start:]:
+                        raise _PortTaken
+                    raise RuntimeError(f"mosquitto exited at start: {self._log_tail()}")
                 try:
                     socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
                     break
@@ -111,7 +164,6 @@ class Mosquitto:
                     if time.monotonic() > deadline:
                         raise RuntimeError(f"mosquitto did not listen on {port} within {_START_S} s") from None
                     time.sleep(0.02)  # polling a listening socket with a deadline
-        return self
 
     def stop(self) -> None:
         """Stop the broker (SIGTERM: it saves its persistence file when it has one). Idempotent."""
