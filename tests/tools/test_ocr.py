@@ -6,6 +6,7 @@ import json
 import math
 import re
 from pathlib import Path
+from typing import Any
 
 import cv2
 import numpy as np
@@ -280,3 +281,33 @@ def test_a_deepened_reader_computes_what_the_shallow_one_did_until_trained() -> 
     np.testing.assert_allclose(deep.predict(x, verbose=0)["probs"], shallow.predict(x, verbose=0)["probs"], atol=1e-5)
     with pytest.raises(ValueError, match="no counterpart"):
         deepen_ocr(build_ocr_model(1.5), width_mult=1.0, context_blocks=5, residual_blocks=1)
+
+
+def test_bundling_a_trained_reader_validates_on_the_world_mix_it_was_trained_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``train-ocr --keras`` takes the round's own mix from its train_metrics.json unless --random-world says."""
+    from seedcam_tools.cli import main
+
+    keras_file = tmp_path / "round" / "ocr.keras"
+    keras_file.parent.mkdir()
+    keras_file.write_bytes(b"")  # never read: the bundling step is replaced below
+    trained_by = "seedcam-tools train-ocr --random-world 0.7 --context-blocks 5"
+    (keras_file.parent / "train_metrics.json").write_text(
+        json.dumps({"random_world_fraction": 0.7, "command": trained_by})
+    )
+    calls: list[dict[str, Any]] = []
+
+    def bundle(keras_path: Path, out: Path, **kwargs: Any) -> dict[str, Any]:
+        calls.append({"keras_path": keras_path, **kwargs})
+        return {"summary": {}, "speed": {"int8_speedup": 1.0}}
+
+    monkeypatch.setattr("seedcam_tools.ocr.ship.ship_ocr_bundle", bundle)
+    out = tmp_path / "bundle"
+    assert main(["train-ocr", "--keras", str(keras_file), "--out", str(out), "-q"]) == 0
+    assert main(["train-ocr", "--keras", str(keras_file), "--out", str(out), "--random-world", "0", "-q"]) == 0
+    capsys.readouterr()
+    assert [call["random_fraction"] for call in calls] == [0.7, 0.0]
+    info = calls[0]["train_info"]
+    assert info["command"] == trained_by and info["random_world_fraction"] == 0.7
+    assert info["bundled_by"] == f"seedcam-tools train-ocr --keras {keras_file} --out {out} --eval-samples 1000"

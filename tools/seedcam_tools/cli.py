@@ -223,16 +223,21 @@ def cmd_train_ocr(args: argparse.Namespace) -> int:
     command = (
         f"seedcam-tools train-ocr --out {args.out} --seed {args.seed} --samples {args.samples} "
         + (f"--first-crop {args.first_crop} " if args.first_crop else "")
-        + f"--epochs {args.epochs} --lr {args.lr:g} --random-world {args.random_world:g} "
+        + f"--epochs {args.epochs} --lr {args.lr:g} --random-world {args.random_world or 0:g} "
         + (f"--init-from {args.init_from} " if args.init_from else "")
         + (f"--width-mult {args.width_mult:g} " if args.width_mult != 1.0 else "")
         + (f"--context-blocks {args.context_blocks} " if args.context_blocks != 3 else "")
         + (f"--residual-blocks {args.residual_blocks} " if args.residual_blocks else "")
         + f"--eval-samples {args.eval_samples}"
     )
+    random_world = args.random_world
     if args.keras is not None:  # bundle a model trained earlier
         keras_path = args.keras
-        info = {**_training_facts(keras_path), "command": command}
+        facts = _training_facts(keras_path)
+        if random_world is None:  # calibrate and validate on the world mix the model was trained on
+            random_world = float(facts.get("random_world_fraction", 0.0))
+        bundled = f"seedcam-tools train-ocr --keras {keras_path} --out {args.out} --eval-samples {args.eval_samples}"
+        info = {**facts, "command": facts.get("command", bundled), "bundled_by": bundled}
     else:
         from seedcam_tools.ocr.train import train_ocr
 
@@ -244,7 +249,7 @@ def cmd_train_ocr(args: argparse.Namespace) -> int:
             epochs=args.epochs,
             lr=args.lr,
             progress=not args.quiet,
-            random_fraction=args.random_world,
+            random_fraction=random_world or 0.0,
             init_from=args.init_from,
             width_mult=args.width_mult,
             context_blocks=args.context_blocks,
@@ -258,7 +263,7 @@ def cmd_train_ocr(args: argparse.Namespace) -> int:
         eval_samples=args.eval_samples,
         calibration_samples=min(500, args.samples),  # training crops; a toy run calibrates on the minimum, 100
         train_info=info,
-        random_fraction=args.random_world,
+        random_fraction=random_world or 0.0,
         confidence_samples=min(2000, max(200, args.samples // 10)),
     )
     print(json.dumps({**metrics["summary"], "int8_speedup": metrics["speed"]["int8_speedup"]}, indent=2))
@@ -497,9 +502,10 @@ def _parser() -> argparse.ArgumentParser:
     ocr.add_argument(
         "--random-world",
         type=float,
-        default=0.0,
+        default=None,
         metavar="FRACTION",
-        help="fraction of crops from the randomized training world (default 0: the classic renderer only)",
+        help="fraction of crops from the randomized training world (default 0: the classic renderer only; "
+        "with --keras, the trained model's own mix, for its validation and confidence calibration)",
     )
     ocr.add_argument(
         "--init-from", type=Path, help="continue from this ocr.keras, or a float32 .tflite of the same architecture"
