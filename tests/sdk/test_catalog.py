@@ -41,7 +41,7 @@ def test_build_lists_each_model_with_its_hash_and_headline_metrics_and_grows_by_
     assert code == 0
     cat = catalog.load_catalog(str(out), [key.public])
     assert cat.key_id == key.key_id
-    assert cat.names() == ("detect-v5", "lane-v3", "ocr-v3", "road_scene-v1")
+    assert cat.names() == ("detect-v5", "lane-v3", "ocr-v4", "road_scene-v1")
     lane = cat.find("lane-v3")
     data = (out / lane.file).read_bytes()
     assert (lane.task, lane.version, lane.precision, lane.key_id) == ("lane", "3.0.0", "int8", key.key_id)
@@ -72,7 +72,7 @@ def test_build_lists_each_model_with_its_hash_and_headline_metrics_and_grows_by_
     assert [line.split()[0] for line in lines[1:]] == [
         "detect-v5@5.0.0",
         "lane-v3@3.1.0",
-        "ocr-v3@3.0.0",
+        "ocr-v4@4.0.0",
         "road_scene-v1@1.0.0",
     ]
     out_json = io.StringIO()

@@ -32,7 +32,7 @@ def test_shipped_int8_model_reads_heldout_plates() -> None:
 @pytest.mark.parametrize("precision", ["int8", "float32"])
 def test_shipped_bundle_contract_and_self_test(precision: str) -> None:
     m = load_manifest(BUNDLE, precision=precision)  # validates and checks the sha256
-    assert m.id == "ocr-v3" and m.task == "ocr"
+    assert m.id == "ocr-v4" and m.task == "ocr"
     decoder = dict(m.decoder)
     calibration = decoder.pop("confidence_calibration")
     assert calibration["method"] == "platt_log" and calibration["a"] > 0  # fitted on validation crops

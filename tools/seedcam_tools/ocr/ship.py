@@ -55,9 +55,9 @@ MIN_PLATE_WIDTH_PX = 40.0
 
 #: task-specific manifest keys of the OCR bundle
 OCR_MANIFEST: dict[str, Any] = {
-    "id": "ocr-v3",
-    "name": "seedcam plate OCR (conv CRNN 1.5x wide, CTC; trained on the randomized world)",
-    "version": "3.0.0",
+    "id": "ocr-v4",
+    "name": "seedcam plate OCR (conv CRNN 1.5x wide, residual stages, 5 context blocks, CTC; randomized world)",
+    "version": "4.0.0",
     "task": "ocr",
     "decoder": {
         "type": "ctc",
