@@ -220,22 +220,21 @@ def cmd_train_ocr(args: argparse.Namespace) -> int:
     from seedcam_tools.ocr.ship import ship_ocr_bundle
 
     work = args.work or args.out.parent / f"{args.out.name}-training"
+    facts = _training_facts(args.keras) if args.keras is not None else {}
+    # a bundled model is validated and calibrated on its own training mix unless told otherwise
+    random_world = args.random_world if args.random_world is not None else facts.get("random_world_fraction", 0.0)
     command = (
         f"seedcam-tools train-ocr --out {args.out} --seed {args.seed} --samples {args.samples} "
         + (f"--first-crop {args.first_crop} " if args.first_crop else "")
-        + f"--epochs {args.epochs} --lr {args.lr:g} --random-world {args.random_world or 0:g} "
+        + f"--epochs {args.epochs} --lr {args.lr:g} --random-world {random_world:g} "
         + (f"--init-from {args.init_from} " if args.init_from else "")
         + (f"--width-mult {args.width_mult:g} " if args.width_mult != 1.0 else "")
         + (f"--context-blocks {args.context_blocks} " if args.context_blocks != 3 else "")
         + (f"--residual-blocks {args.residual_blocks} " if args.residual_blocks else "")
         + f"--eval-samples {args.eval_samples}"
     )
-    random_world = args.random_world
     if args.keras is not None:  # bundle a model trained earlier
         keras_path = args.keras
-        facts = _training_facts(keras_path)
-        if random_world is None:  # calibrate and validate on the world mix the model was trained on
-            random_world = float(facts.get("random_world_fraction", 0.0))
         bundled = f"seedcam-tools train-ocr --keras {keras_path} --out {args.out} --eval-samples {args.eval_samples}"
         info = {**facts, "command": facts.get("command", bundled), "bundled_by": bundled}
     else:
@@ -249,7 +248,7 @@ def cmd_train_ocr(args: argparse.Namespace) -> int:
             epochs=args.epochs,
             lr=args.lr,
             progress=not args.quiet,
-            random_fraction=random_world or 0.0,
+            random_fraction=random_world,
             init_from=args.init_from,
             width_mult=args.width_mult,
             context_blocks=args.context_blocks,
@@ -263,7 +262,7 @@ def cmd_train_ocr(args: argparse.Namespace) -> int:
         eval_samples=args.eval_samples,
         calibration_samples=min(500, args.samples),  # training crops; a toy run calibrates on the minimum, 100
         train_info=info,
-        random_fraction=random_world or 0.0,
+        random_fraction=random_world,
         confidence_samples=min(2000, max(200, args.samples // 10)),
     )
     print(json.dumps({**metrics["summary"], "int8_speedup": metrics["speed"]["int8_speedup"]}, indent=2))
