@@ -20,6 +20,7 @@ from seedcam_firmware.scene import (
     render,
     render_with_mask,
 )
+from seedcam_firmware.scene.geometry import lateral_and_arc, turned_angle
 
 CX = DEFAULT_CAMERA.principal_point[0]
 PLAIN = SceneSpec(noise_sigma=0.0, texture_strength=0.0)
@@ -65,6 +66,30 @@ def test_left_bending_lane_curves_left() -> None:
     # nearer the car the curvature matters less
     near = _centre_x(replace(PLAIN, curvature_per_m=0.8), 140)
     assert CX - 25 < near < CX - 5
+
+
+def test_a_curvature_rate_bends_the_lane_ahead_and_keeps_the_pose_at_the_car() -> None:
+    def right_line(spec: SceneSpec, row: int) -> float:
+        return _line_x(render_with_mask(spec)[2], row, 1)
+
+    circle = replace(PLAIN, curvature_per_m=0.5)
+    s_bend = replace(circle, curvature_rate_per_m2=-3.0)  # the curvature turns right from 1/6 m ahead
+    tightening = replace(circle, curvature_rate_per_m2=3.0)
+    for bent in (s_bend, tightening):  # the near field is the pose: it moves by the s^3 term only
+        assert right_line(bent, 165) == pytest.approx(right_line(circle, 165), abs=2.0)
+    assert right_line(s_bend, 110) > right_line(circle, 110) + 10  # far ahead it swings the other way
+    assert right_line(tightening, 110) < right_line(circle, 110) - 10
+
+
+def test_lateral_and_arc_shifts_the_circle_by_the_third_order_term_of_the_rate() -> None:
+    xl = np.array([0.0, 0.5, 1.0, 2.0])
+    yl = np.array([0.1, 0.0, -0.2, 0.3])
+    lat0, arc0 = lateral_and_arc(xl, yl, 0.4)
+    lat, arc = lateral_and_arc(xl, yl, 0.4, 1.5)
+    np.testing.assert_allclose(arc, arc0)
+    np.testing.assert_allclose(lat, lat0 - 1.5 * arc0**3 / 6)
+    np.testing.assert_allclose(turned_angle(arc, 0.4, 1.5), 0.4 * arc + 0.75 * arc**2)
+    assert turned_angle(arc, 0.4)[0] == 0.0
 
 
 def test_ground_projection_matches_camera_projection() -> None:

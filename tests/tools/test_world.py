@@ -79,6 +79,21 @@ def test_lane_status_comes_from_what_is_in_view() -> None:
     assert counts["ok"] > 60 and counts["one_line"] > 3
 
 
+def test_a_third_of_the_scenes_bend_ahead_and_the_bend_changes_only_the_floor(monkeypatch: pytest.MonkeyPatch) -> None:
+    from seedcam_tools.world import scene as world_scene
+
+    rates = [world_scene._bend(s, False) for s in range(600)]
+    bent = [s for s, r in enumerate(rates) if r]
+    assert 150 < len(bent) < 250 and max(rates) > 3.0 and min(rates) < -3.0
+    seed = bent[0]
+    with_bend = render_world_scene(seed)
+    monkeypatch.setattr(world_scene, "_bend", lambda seed, plate_focus: 0.0)
+    circle = render_world_scene(seed)
+    assert with_bend.objects == circle.objects and with_bend.lane.offset_m == circle.lane.offset_m
+    assert with_bend.lane.curvature_per_m == circle.lane.curvature_per_m
+    assert not np.array_equal(with_bend.mask, circle.mask)
+
+
 def test_world_detection_samples_mark_difficult_objects_for_training_to_ignore() -> None:
     samples = [make_world_sample(s) for s in range(60)]
     codes = np.concatenate([c for _, _, c in samples])

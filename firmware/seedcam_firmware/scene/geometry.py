@@ -1,4 +1,9 @@
-"""Constant-curvature lane geometry (exact circle; straight line when kappa -> 0).
+"""Lane geometry: a circle (exact; a straight line when kappa -> 0), optionally bent further ahead.
+
+A curvature rate ``r`` (1/m^2) makes the curvature at arc length ``s`` ``kappa + r s``
+(an S-bend when it changes sign in view), to third order: the circle's lateral
+coordinate is shifted by ``r s^3 / 6``. The shift and its first two derivatives are
+zero at the car, so the pose and the curvature there stay exact.
 
 The *lane frame* has its origin at the centre-line point nearest to the car's
 reference point (the floor point below the camera), x along the lane tangent
@@ -13,7 +18,7 @@ from typing import TypeVar
 
 import numpy as np
 
-__all__ = ["car_to_lane", "centerline_point", "lane_to_car", "lateral_and_arc"]
+__all__ = ["car_to_lane", "centerline_point", "lane_to_car", "lateral_and_arc", "turned_angle"]
 
 _KAPPA_EPS = 1e-6
 #: coordinates: one point (float) or many (an array), the same kind in and out
@@ -33,20 +38,31 @@ def lane_to_car(xl: Coords, yl: Coords, offset_m: float, heading_rad: float) -> 
     return c * xl + s * dy, -s * xl + c * dy
 
 
-def lateral_and_arc(xl: np.ndarray, yl: np.ndarray, kappa: float) -> tuple[np.ndarray, np.ndarray]:
+def lateral_and_arc(xl: np.ndarray, yl: np.ndarray, kappa: float, rate: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
     """Signed lateral distance (left +) from the centre line and arc length along it.
 
     Uses forms that stay exact and numerically stable as ``kappa`` goes to 0:
     ``lat = (2y - k r^2) / (1 + sqrt(1 - k (2y - k r^2)))`` and
-    ``s = atan2(k x, 1 - k y) / k``.
+    ``s = atan2(k x, 1 - k y) / k``; a curvature ``rate`` (1/m^2) then shifts
+    ``lat`` by ``-rate s^3 / 6`` (see the module docstring).
     """
     if abs(kappa) < _KAPPA_EPS:
-        return np.asarray(yl, dtype=np.float64), np.asarray(xl, dtype=np.float64)
-    a = 2.0 * yl - kappa * (xl * xl + yl * yl)
-    q = np.clip(1.0 - kappa * a, 0.0, None)
-    lat = a / (1.0 + np.sqrt(q))
-    arc = np.arctan2(kappa * xl, 1.0 - kappa * yl) / kappa
+        lat, arc = np.asarray(yl, dtype=np.float64), np.asarray(xl, dtype=np.float64)
+    else:
+        a = 2.0 * yl - kappa * (xl * xl + yl * yl)
+        q = np.clip(1.0 - kappa * a, 0.0, None)
+        lat = a / (1.0 + np.sqrt(q))
+        arc = np.arctan2(kappa * xl, 1.0 - kappa * yl) / kappa
+    if rate:
+        lat = lat - (rate / 6.0) * arc * arc * arc
     return lat, arc
+
+
+def turned_angle(arc: np.ndarray, kappa: float, rate: float = 0.0) -> np.ndarray:
+    """How far the lane has turned (rad) from the car to arc length ``arc``: ``kappa s + rate s^2 / 2``."""
+    if not rate:
+        return arc * kappa
+    return arc * (kappa + 0.5 * rate * arc)
 
 
 def centerline_point(arc_m: float, lateral_m: float, kappa: float) -> tuple[float, float]:

@@ -15,7 +15,7 @@ import cv2
 import numpy as np
 
 from .camera_model import DEFAULT_CAMERA, CameraModel, ground_rays
-from .geometry import car_to_lane, lateral_and_arc
+from .geometry import car_to_lane, lateral_and_arc, turned_angle
 from .textures import OBJECT_SIZE_M, TEXEL_M, TEXTURE_SIZE, floor_texture, object_face
 from .types import LaneTruth, ObjectTruth, SceneObject, SceneSpec, SceneTruth
 
@@ -47,8 +47,8 @@ def _line_coverage(
         phase = np.mod(arc + spec.dash_phase_m, period)
         cov = cov * (phase < spec.dash_m)
     keep = (arc > -0.3) & (arc < MAX_LINE_RANGE_M)
-    if abs(spec.curvature_per_m) > 1e-6:  # paint at most ~110 degrees of a tight circle
-        keep &= np.abs(arc * np.float32(spec.curvature_per_m)) < 1.9
+    if abs(spec.curvature_per_m) > 1e-6 or spec.curvature_rate_per_m2:  # paint at most ~110 degrees of a turn
+        keep &= np.abs(turned_angle(arc, spec.curvature_per_m, spec.curvature_rate_per_m2)) < 1.9
     return (cov * keep).astype(np.float32, copy=False)
 
 
@@ -61,7 +61,7 @@ def _floor(spec: SceneSpec, camera: CameraModel) -> tuple[np.ndarray, np.ndarray
     xl = xl.astype(np.float32, copy=False)
     yl = yl.astype(np.float32, copy=False)
     fp = rays.gfootprint
-    lat, arc = lateral_and_arc(xl, yl, spec.curvature_per_m)
+    lat, arc = lateral_and_arc(xl, yl, spec.curvature_per_m, spec.curvature_rate_per_m2)
 
     tex = floor_texture(spec.texture_seed % 16)
     ti = (xl * np.float32(1.0 / TEXEL_M)).astype(np.int32) & (TEXTURE_SIZE - 1)

@@ -5,6 +5,7 @@ Example::
     offset_m = 0.05
     heading_rad = -0.1
     curvature_per_m = 0.3
+    curvature_rate_per_m2 = -1.0   # optional: the curvature changes ahead (an S-bend)
 
     [[objects]]
     kind = "stop"

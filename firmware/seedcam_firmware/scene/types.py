@@ -91,7 +91,8 @@ class SceneSpec:
     """Everything needed to render one frame deterministically.
 
     Lane pose (``offset_m``, ``heading_rad``, ``curvature_per_m``, ``lane_width_m``)
-    follows the :class:`LaneTruth` conventions. Appearance parameters vary the
+    follows the :class:`LaneTruth` conventions; ``curvature_rate_per_m2`` bends the
+    lane further ahead without changing the pose at the car. Appearance parameters vary the
     look without changing the geometry. ``noise_seed`` seeds sensor noise so that
     ``render(spec)`` is a pure function of ``spec``.
     """
@@ -99,6 +100,9 @@ class SceneSpec:
     offset_m: float = 0.0
     heading_rad: float = 0.0
     curvature_per_m: float = 0.0
+    #: change of the curvature per metre along the lane (1/m^2): 0 is a circle; an S-bend
+    #: when it turns the curvature's sign in view (see :func:`~.geometry.lateral_and_arc`)
+    curvature_rate_per_m2: float = 0.0
     lane_width_m: float = 0.45
     # line appearance
     line_width_m: float = 0.025

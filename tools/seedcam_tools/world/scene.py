@@ -2,9 +2,9 @@
 
 The floor and lane come from the firmware's renderer (the same geometry and
 lane-truth conventions as the emulated board), widened: lane widths 0.3-0.65 m,
-curvature up to +-2 1/m, line widths 15-50 mm, a dashed centre marking or a
-neighbouring lane's line now and then, photographic floor textures, and a
-camera whose pitch and height jitter. On top of it this module composes:
+curvature up to +-2 1/m, S-bends and curves that tighten or open ahead, line
+widths 15-50 mm, a dashed centre marking or a neighbouring lane's line now and
+then, photographic floor textures, and a camera whose pitch and height jitter. On top of it this module composes:
 
 * a background (photographs and textures from :mod:`.assets`) instead of a flat wall;
 * 0..4 labelled objects (:mod:`.faces`: several designs per class, real fonts, wear)
@@ -34,7 +34,7 @@ import numpy as np
 
 from seedcam_firmware.scene import DEFAULT_CAMERA, CameraModel, SceneSpec, random_scene, render_with_mask
 from seedcam_firmware.scene.camera_model import ground_rays
-from seedcam_firmware.scene.geometry import car_to_lane, lateral_and_arc
+from seedcam_firmware.scene.geometry import car_to_lane, lateral_and_arc, turned_angle
 
 from .assets import photos, textures
 from .faces import Face, distractor_face, object_face, weather
@@ -136,6 +136,15 @@ def _lane_spec(rng: np.random.Generator) -> SceneSpec:
     )
 
 
+def _bend(seed: int, plate_focus: bool) -> float:
+    """The curvature rate (1/m^2) of scene ``seed``: a third of the scenes bend further ahead.
+
+    Drawn from a generator of its own, so that every other draw of the scene stays as it was.
+    """
+    rng = np.random.default_rng([seed, 0xC4 if plate_focus else 0xBE, 0xD])
+    return float(rng.uniform(-4.0, 4.0)) if rng.random() < 1 / 3 else 0.0
+
+
 def _extra_lines(img: np.ndarray, spec: SceneSpec, camera: CameraModel, rng: np.random.Generator) -> None:
     """A dashed centre marking and / or a neighbouring lane's line (not lane boundaries)."""
     wanted = []
@@ -147,7 +156,7 @@ def _extra_lines(img: np.ndarray, spec: SceneSpec, camera: CameraModel, rng: np.
         return
     rays = ground_rays(camera)
     xl, yl = car_to_lane(rays.gx, rays.gy, spec.offset_m, spec.heading_rad)
-    lat, arc = lateral_and_arc(xl, yl, spec.curvature_per_m)
+    lat, arc = lateral_and_arc(xl, yl, spec.curvature_per_m, spec.curvature_rate_per_m2)
     flat = img.reshape(-1, 3)
     colour = np.asarray(rng.choice([(235, 235, 235), (40, 200, 235)]), np.float32) * np.float32(rng.uniform(0.7, 1.0))
     for centre, dashed in wanted:
@@ -157,8 +166,7 @@ def _extra_lines(img: np.ndarray, spec: SceneSpec, camera: CameraModel, rng: np.
             period = float(rng.uniform(0.1, 0.3))
             cov *= np.mod(arc + rng.uniform(0, period), period) < period * float(rng.uniform(0.3, 0.6))
         cov *= (arc > -0.3) & (arc < 6.0)
-        if abs(spec.curvature_per_m) > 1e-6:
-            cov *= np.abs(arc * spec.curvature_per_m) < 1.9
+        cov *= np.abs(turned_angle(arc, spec.curvature_per_m, spec.curvature_rate_per_m2)) < 1.9
         px = flat[rays.index].astype(np.float32)
         flat[rays.index] = (px + (colour - px) * cov[:, None]).astype(np.uint8)
 
@@ -401,7 +409,7 @@ def render_world_scene(seed: int, *, objects: bool = True, plate_focus: bool = F
         raise ValueError("seed must be >= 0")
     rng = np.random.default_rng([seed, 0x0C4 if plate_focus else 0x5EED])
     camera = _CAMERAS[int(rng.integers(len(_CAMERAS)))] if rng.random() < 0.6 else DEFAULT_CAMERA
-    spec = _lane_spec(rng)
+    spec = dataclasses.replace(_lane_spec(rng), curvature_rate_per_m2=_bend(seed, plate_focus))
     image, _, mask = render_with_mask(spec, camera, rng=rng)
     _extra_lines(image, spec, camera, rng)
     if rng.random() < 0.5:
