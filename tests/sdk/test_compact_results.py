@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import replace
 
@@ -111,6 +112,32 @@ def test_classifications_other_text_boxes_and_no_char_confidences_round_trip() -
     first, second = got.text_lines
     assert (first.text, first.char_confidences, first.box) == ("ÜBER 12", (), Box(0.0, 0.0, 1.0, 1.0))
     assert second.text == "x" * 40 and second.box is None and len(second.char_confidences) == 40
+
+
+def _values(value: object) -> list[object]:
+    """``value`` and every dataclass inside it (tuples walked), depth first."""
+    if isinstance(value, tuple):
+        return [v for item in value for v in _values(item)]
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return [value, *(v for f in dataclasses.fields(value) for v in _values(getattr(value, f.name)))]
+    return []
+
+
+def test_decoded_values_carry_every_field_of_their_type_and_stay_frozen() -> None:
+    full = _full_result()
+    sent = replace(
+        full, classifications=(Classification(3, "cat", 0.6),), text_lines=(*full.text_lines, TextLine("X", 1.0))
+    )
+    got = _send(*_pair("full"), sent)
+    built = _values(got)
+    assert {type(v) for v in built} == {Result, LaneState, Detection, Box, TextLine, Classification}
+    for value in built:  # the decoder builds them without __init__: every field must still be set
+        assert vars(value).keys() == {f.name for f in dataclasses.fields(value)}, type(value).__name__
+        assert value == replace(value)  # type: ignore[type-var]
+        if not isinstance(value, Result):  # a Result holds a dict of timings: never hashable
+            assert hash(value) == hash(replace(value))  # type: ignore[type-var]
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            value.frame_id = 0  # type: ignore[attr-defined]
 
 
 def test_full_timings_name_every_stage_and_summary_only_the_one_figure() -> None:

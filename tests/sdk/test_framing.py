@@ -10,6 +10,7 @@ value, crc32(b"123456789") == 0xCBF43926, is asserted first).
 from __future__ import annotations
 
 import binascii
+import dataclasses
 import random
 import struct
 
@@ -119,6 +120,14 @@ def test_golden_decode(frame, body, crc, wire):
     assert decoder.counters.frames_rx == 1
     assert decoder.counters.corrupted == 0
     assert decoder.counters.bytes_rx == len(wire)
+
+
+def test_a_decoded_frame_carries_every_field_and_stays_frozen():
+    (frame,) = Decoder().feed(GOLDEN_RESPONSE[3])  # built without Frame.__init__: see seedcam.protocol._frozen
+    assert vars(frame).keys() == {f.name for f in dataclasses.fields(Frame)}
+    assert frame == dataclasses.replace(frame) and hash(frame) == hash(dataclasses.replace(frame))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        frame.seq = 1
 
 
 def test_golden_300_block_boundary_structure():

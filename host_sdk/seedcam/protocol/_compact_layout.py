@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import struct
 
+from seedcam.protocol._frozen import built
 from seedcam.types import Box, LaneState, LaneStatus
 
 LANE, DETECTIONS, TEXT, CLASSES, TIMINGS = 1, 2, 4, 8, 16
@@ -98,11 +99,12 @@ def pack_box(box: Box) -> bytes:
 
 def unpack_box(data: bytes | memoryview, at: int) -> Box:
     packed = int.from_bytes(data[at : at + 5], "little")
-    return Box(
-        (packed & 0x3FF) / BOX_STEPS,
-        (packed >> 10 & 0x3FF) / BOX_STEPS,
-        (packed >> 20 & 0x3FF) / BOX_STEPS,
-        (packed >> 30 & 0x3FF) / BOX_STEPS,
+    return built(
+        Box,
+        x_min=(packed & 0x3FF) / BOX_STEPS,
+        y_min=(packed >> 10 & 0x3FF) / BOX_STEPS,
+        x_max=(packed >> 20 & 0x3FF) / BOX_STEPS,
+        y_max=(packed >> 30 & 0x3FF) / BOX_STEPS,
     )
 
 
@@ -122,7 +124,8 @@ def pack_lane(lane: LaneState) -> bytes:
 
 def unpack_lane(data: bytes | memoryview, at: int, reference_forward_m: float) -> LaneState:
     packed = int.from_bytes(data[at : at + 9], "little")
-    return LaneState(
+    return built(
+        LaneState,
         status=STATUS_OF_CODE[packed >> 46 & 0x3],
         offset_m=unsigned_field(packed & 0xFFFF, 16) * OFFSET_UNIT,
         heading_rad=unsigned_field(packed >> 16 & 0x7FFF, 15) * HEADING_UNIT,

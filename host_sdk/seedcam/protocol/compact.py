@@ -57,6 +57,7 @@ from seedcam.protocol._compact_layout import (
     unpack_box,
     unpack_lane,
 )
+from seedcam.protocol._frozen import built
 from seedcam.types import Box, Classification, Detection, Result, TextLine
 
 __all__ = [
@@ -408,13 +409,16 @@ class CompactDecoder:
             for _ in range(count):  # the hot loop of a busy frame: the box unpacked inline
                 class_id, label = _entry(labels, payload[at])
                 packed = int.from_bytes(payload[at + 2 : at + 7], "little")
-                box = Box(
-                    (packed & 0x3FF) / BOX_STEPS,
-                    (packed >> 10 & 0x3FF) / BOX_STEPS,
-                    (packed >> 20 & 0x3FF) / BOX_STEPS,
-                    (packed >> 30 & 0x3FF) / BOX_STEPS,
+                box = built(
+                    Box,
+                    x_min=(packed & 0x3FF) / BOX_STEPS,
+                    y_min=(packed >> 10 & 0x3FF) / BOX_STEPS,
+                    x_max=(packed >> 20 & 0x3FF) / BOX_STEPS,
+                    y_max=(packed >> 30 & 0x3FF) / BOX_STEPS,
                 )
-                found.append(Detection(class_id, label, payload[at + 1] / SCORE_STEPS, box))
+                found.append(
+                    built(Detection, class_id=class_id, label=label, score=payload[at + 1] / SCORE_STEPS, box=box)
+                )
                 at += 7
             detections = tuple(found)
         text_lines: tuple[TextLine, ...] = ()
@@ -428,12 +432,15 @@ class CompactDecoder:
             found_classes = []
             for _ in range(count):
                 class_id, label = _entry(labels, payload[at])
-                found_classes.append(Classification(class_id, label, payload[at + 1] / SCORE_STEPS))
+                found_classes.append(
+                    built(Classification, class_id=class_id, label=label, score=payload[at + 1] / SCORE_STEPS)
+                )
                 at += 2
             classifications = tuple(found_classes)
         if at != end:
             raise ValueError(f"{end - at} bytes after the last field")
-        return Result(
+        return built(
+            Result,
             frame_id=frame_id,
             capture_timestamp_us=capture_us,
             timings_us=timings,
@@ -486,5 +493,13 @@ class CompactDecoder:
                 packed = payload[at : at + size]
                 at += size
                 chars = tuple((packed[i // 2] >> (4 * (i % 2)) & 0xF) / CHAR_STEPS for i in range(len(text)))
-            lines.append(TextLine(text, (confidence_byte & 0x7F) / CONF_STEPS, chars, box))
+            lines.append(
+                built(
+                    TextLine,
+                    text=text,
+                    confidence=(confidence_byte & 0x7F) / CONF_STEPS,
+                    char_confidences=chars,
+                    box=box,
+                )
+            )
         return tuple(lines), at

@@ -47,6 +47,7 @@ from dataclasses import dataclass, field
 
 from cobs import cobs
 
+from seedcam.protocol._frozen import built
 from seedcam.protocol.sequence import SEQ_MODULO, SEQ_WINDOW, SequenceTracker
 
 __all__ = [
@@ -330,7 +331,14 @@ class Decoder:
             self.counters.decode_errors += 1
             return None
         flag = _FLAGS.get(flags)
-        frame = Frame(known, seq, body[_HEADER.size :], Flag(flags) if flag is None else flag, version)
+        frame = built(
+            Frame,
+            channel=known,
+            seq=seq,
+            payload=body[_HEADER.size :],
+            flags=Flag(flags) if flag is None else flag,
+            version=version,
+        )
         if len(frame.payload) > self.max_frame_size:
             self.counters.oversize += 1
             return None
