@@ -69,6 +69,9 @@ __all__ = [
     "StaleDictionary",
 ]
 
+#: a byte of per-character confidences -> its two characters' values (low nibble first)
+_CHAR_PAIRS = tuple(((byte & 0xF) / CHAR_STEPS, (byte >> 4) / CHAR_STEPS) for byte in range(256))
+
 #: what ``pipeline.timings`` may be: no figures, one capture→send figure, every stage
 TIMINGS_MODES = ("off", "summary", "full")
 #: the stage name of the summary figure in :attr:`Result.timings_us`
@@ -492,7 +495,7 @@ class CompactDecoder:
                     raise ValueError("character confidences cut short")
                 packed = payload[at : at + size]
                 at += size
-                chars = tuple((packed[i // 2] >> (4 * (i % 2)) & 0xF) / CHAR_STEPS for i in range(len(text)))
+                chars = tuple(value for byte in packed for value in _CHAR_PAIRS[byte])[: len(text)]
             lines.append(
                 built(
                     TextLine,
