@@ -18,6 +18,7 @@ from seedcam_tools.bench_cli import add_bench_commands
 from seedcam_tools.bundle_cli import add_bundle_commands
 from seedcam_tools.catalog_build import add_catalog_commands
 from seedcam_tools.extract import add_extract_commands
+from seedcam_tools.lane import LANE_VERSION
 
 __all__ = ["main"]
 
@@ -77,6 +78,7 @@ def cmd_train_lane(args: argparse.Namespace) -> int:
         eval_samples=args.eval_samples,
         train_info=dataclasses.asdict(trained),
         random_fraction=args.random_world,
+        version=args.version,
     )
     print(json.dumps(metrics["heldout"], indent=2, default=str))
     print(f"bundle written to {args.out}; metrics in {args.out / 'metrics.json'}")
@@ -362,6 +364,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     train.add_argument("--work", type=Path, help="folder for the Keras model and training logs")
     train.add_argument("--eval-samples", type=int, default=1000, help="held-out scenes for the metrics")
+    train.add_argument(
+        "--version",
+        default=LANE_VERSION,
+        help=f"the bundle's version; its major number names it (default {LANE_VERSION}: "
+        f"lane-v{LANE_VERSION.split('.')[0]})",
+    )
     train.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
     train.set_defaults(func=cmd_train_lane)
 

@@ -14,6 +14,7 @@ import numpy as np
 from seedcam_firmware.scene import DEFAULT_CAMERA
 
 from ..export import write_bundle, write_metrics
+from . import LANE_VERSION
 from .data import HELDOUT_SEED_BASE, LANE_INPUT, MASK_SIZE, SCALES, generate, make_sample
 from .evaluate import evaluate_lane
 from .train import VAL_SEED_BASE
@@ -73,7 +74,7 @@ def ship_lane_bundle(
     eval_seed: int = 0,
     train_info: dict[str, Any] | None = None,
     random_fraction: float = 0.0,
-    version: str = "3.0.0",
+    version: str = LANE_VERSION,
 ) -> dict[str, Any]:
     """Export ``keras_path`` into the bundle folder ``out_dir`` and record its metrics.
 

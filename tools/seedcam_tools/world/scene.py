@@ -4,7 +4,8 @@ The floor and lane come from the firmware's renderer (the same geometry and
 lane-truth conventions as the emulated board), widened: lane widths 0.3-0.65 m,
 curvature up to +-2 1/m, S-bends and curves that tighten or open ahead, line
 widths 15-50 mm, a dashed centre marking or a neighbouring lane's line now and
-then, photographic floor textures, and a camera whose pitch and height jitter. On top of it this module composes:
+then, photographic floor textures, and a camera whose pitch and height jitter.
+On top of it this module composes:
 
 * a background (photographs and textures from :mod:`.assets`) instead of a flat wall;
 * 0..4 labelled objects (:mod:`.faces`: several designs per class, real fonts, wear)
