@@ -20,7 +20,7 @@ from seedcam_firmware.scene import (
     render,
     render_with_mask,
 )
-from seedcam_firmware.scene.geometry import lateral_and_arc, turned_angle
+from seedcam_firmware.scene.geometry import lateral_and_arc, painted_stretch, turned_angle
 
 CX = DEFAULT_CAMERA.principal_point[0]
 PLAIN = SceneSpec(noise_sigma=0.0, texture_strength=0.0)
@@ -90,6 +90,13 @@ def test_lateral_and_arc_shifts_the_circle_by_the_third_order_term_of_the_rate()
     np.testing.assert_allclose(lat, lat0 - 1.5 * arc0**3 / 6)
     np.testing.assert_allclose(turned_angle(arc, 0.4, 1.5), 0.4 * arc + 0.75 * arc**2)
     assert turned_angle(arc, 0.4)[0] == 0.0
+
+
+def test_markings_are_painted_from_behind_the_car_to_the_range_and_not_round_more_than_a_bend() -> None:
+    arc = np.array([-0.5, 0.5, 1.5, 2.0, 5.9, 6.1])
+    assert painted_stretch(arc, 0.0).tolist() == [False, True, True, True, True, False]
+    assert painted_stretch(arc, 1.0).tolist() == [False, True, True, False, False, False]  # turned 2 rad at 2 m
+    assert painted_stretch(arc, 0.0, 1.0).tolist() == [False, True, True, False, False, False]  # s^2 / 2 at 2 m
 
 
 def test_ground_projection_matches_camera_projection() -> None:

@@ -18,8 +18,20 @@ from typing import TypeVar
 
 import numpy as np
 
-__all__ = ["car_to_lane", "centerline_point", "lane_to_car", "lateral_and_arc", "turned_angle"]
+__all__ = [
+    "MAX_LINE_RANGE_M",
+    "car_to_lane",
+    "centerline_point",
+    "lane_to_car",
+    "lateral_and_arc",
+    "painted_stretch",
+    "turned_angle",
+]
 
+#: lane markings are painted up to this distance along the lane
+MAX_LINE_RANGE_M = 6.0
+#: ... and while the lane has turned less than this from the car (about 110 degrees of a tight bend)
+_MAX_TURN_RAD = 1.9
 _KAPPA_EPS = 1e-6
 #: coordinates: one point (float) or many (an array), the same kind in and out
 Coords = TypeVar("Coords", np.ndarray, float)
@@ -63,6 +75,15 @@ def turned_angle(arc: np.ndarray, kappa: float, rate: float = 0.0) -> np.ndarray
     if not rate:
         return arc * kappa
     return arc * (kappa + 0.5 * rate * arc)
+
+
+def painted_stretch(arc: np.ndarray, kappa: float, rate: float = 0.0) -> np.ndarray:
+    """Where along the lane its markings are painted: from 0.3 m behind the car to
+    :data:`MAX_LINE_RANGE_M` ahead, and no further round a bend than ~110 degrees."""
+    keep = (arc > -0.3) & (arc < MAX_LINE_RANGE_M)
+    if abs(kappa) >= _KAPPA_EPS or rate:
+        keep &= np.abs(turned_angle(arc, kappa, rate)) < _MAX_TURN_RAD
+    return keep
 
 
 def centerline_point(arc_m: float, lateral_m: float, kappa: float) -> tuple[float, float]:

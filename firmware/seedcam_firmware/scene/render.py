@@ -15,14 +15,11 @@ import cv2
 import numpy as np
 
 from .camera_model import DEFAULT_CAMERA, CameraModel, ground_rays
-from .geometry import car_to_lane, lateral_and_arc, turned_angle
+from .geometry import MAX_LINE_RANGE_M, car_to_lane, lateral_and_arc, painted_stretch
 from .textures import OBJECT_SIZE_M, TEXEL_M, TEXTURE_SIZE, floor_texture, object_face
 from .types import LaneTruth, ObjectTruth, SceneObject, SceneSpec, SceneTruth
 
 __all__ = ["MAX_LINE_RANGE_M", "object_corners", "render", "render_with_mask"]
-
-#: boundary lines are painted up to this distance along the lane
-MAX_LINE_RANGE_M = 6.0
 
 
 def render(
@@ -38,7 +35,7 @@ def render(
 
 
 def _line_coverage(
-    lat: np.ndarray, arc: np.ndarray, fp: np.ndarray, centre: float, spec: SceneSpec, style: str
+    lat: np.ndarray, arc: np.ndarray, keep: np.ndarray, fp: np.ndarray, centre: float, spec: SceneSpec, style: str
 ) -> np.ndarray:
     half = spec.line_width_m / 2.0
     cov = np.clip((np.float32(half) - np.abs(lat - np.float32(centre))) / fp + 0.5, 0.0, 1.0)
@@ -46,9 +43,6 @@ def _line_coverage(
         period = spec.dash_m + spec.gap_m
         phase = np.mod(arc + spec.dash_phase_m, period)
         cov = cov * (phase < spec.dash_m)
-    keep = (arc > -0.3) & (arc < MAX_LINE_RANGE_M)
-    if abs(spec.curvature_per_m) > 1e-6 or spec.curvature_rate_per_m2:  # paint at most ~110 degrees of a turn
-        keep &= np.abs(turned_angle(arc, spec.curvature_per_m, spec.curvature_rate_per_m2)) < 1.9
     return (cov * keep).astype(np.float32, copy=False)
 
 
@@ -74,8 +68,9 @@ def _floor(spec: SceneSpec, camera: CameraModel) -> tuple[np.ndarray, np.ndarray
 
     half_w = spec.lane_width_m / 2.0
     zero = np.zeros_like(lat)
-    cov_l = _line_coverage(lat, arc, fp, +half_w, spec, spec.left_style) if spec.left_style != "none" else zero
-    cov_r = _line_coverage(lat, arc, fp, -half_w, spec, spec.right_style) if spec.right_style != "none" else zero
+    keep = painted_stretch(arc, spec.curvature_per_m, spec.curvature_rate_per_m2)
+    cov_l = _line_coverage(lat, arc, keep, fp, +half_w, spec, spec.left_style) if spec.left_style != "none" else zero
+    cov_r = _line_coverage(lat, arc, keep, fp, -half_w, spec, spec.right_style) if spec.right_style != "none" else zero
     paint = np.clip(cov_l * np.float32(spec.left_contrast) + cov_r * np.float32(spec.right_contrast), 0.0, 1.0)
 
     floor_bgr = np.asarray(spec.floor_bgr, dtype=np.float32)

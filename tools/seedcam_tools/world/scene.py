@@ -35,7 +35,7 @@ import numpy as np
 
 from seedcam_firmware.scene import DEFAULT_CAMERA, CameraModel, SceneSpec, random_scene, render_with_mask
 from seedcam_firmware.scene.camera_model import ground_rays
-from seedcam_firmware.scene.geometry import car_to_lane, lateral_and_arc, turned_angle
+from seedcam_firmware.scene.geometry import car_to_lane, lateral_and_arc, painted_stretch
 
 from .assets import photos, textures
 from .faces import Face, distractor_face, object_face, weather
@@ -158,6 +158,7 @@ def _extra_lines(img: np.ndarray, spec: SceneSpec, camera: CameraModel, rng: np.
     rays = ground_rays(camera)
     xl, yl = car_to_lane(rays.gx, rays.gy, spec.offset_m, spec.heading_rad)
     lat, arc = lateral_and_arc(xl, yl, spec.curvature_per_m, spec.curvature_rate_per_m2)
+    keep = painted_stretch(arc, spec.curvature_per_m, spec.curvature_rate_per_m2)
     flat = img.reshape(-1, 3)
     colour = np.asarray(rng.choice([(235, 235, 235), (40, 200, 235)]), np.float32) * np.float32(rng.uniform(0.7, 1.0))
     for centre, dashed in wanted:
@@ -166,8 +167,7 @@ def _extra_lines(img: np.ndarray, spec: SceneSpec, camera: CameraModel, rng: np.
         if dashed:
             period = float(rng.uniform(0.1, 0.3))
             cov *= np.mod(arc + rng.uniform(0, period), period) < period * float(rng.uniform(0.3, 0.6))
-        cov *= (arc > -0.3) & (arc < 6.0)
-        cov *= np.abs(turned_angle(arc, spec.curvature_per_m, spec.curvature_rate_per_m2)) < 1.9
+        cov *= keep
         px = flat[rays.index].astype(np.float32)
         flat[rays.index] = (px + (colour - px) * cov[:, None]).astype(np.uint8)
 
