@@ -9,9 +9,10 @@ On the TensorFlow backend a training run can be made deterministic in two ways:
   (``tests/tools/test_reproducible.py`` trains twice in fresh processes and compares).
 
 XLA pays where the step is made of many small convolutions: the detector trains at about twice
-the speed (18.7 -> 37-47 samples/s on the 2-core AVX2 development machine), while the OCR reader
-gained nothing (its CTC loss also needs dense labels to compile) and a short run does not earn
-back the compile time (10-30 s per model). A trainer asks for XLA where it pays.
+the speed (18.7 -> 37-47 samples/s on the 2-core AVX2 development machine), while the lane
+network (24 ms per sample either way) and the OCR reader (its CTC loss also needs dense labels to
+compile) gained nothing, and a short run does not earn back the compile time (10-30 s per model).
+A trainer asks for XLA where it pays: today the detector's.
 """
 
 from __future__ import annotations
