@@ -344,3 +344,34 @@ def test_own_frames_are_mixed_in_at_the_asked_share() -> None:
     assert len(mixed.x) == 40 + 10 and (mixed.seeds == -1).sum() == 10
     with pytest.raises(ValueError, match="between 0 and 1"):
         mix(synthetic, own, 1.0)
+
+
+def test_a_dead_residual_branch_is_folded_into_a_live_one_that_computes_the_same(tmp_path) -> None:  # noqa: ANN001
+    """A branch whose first ReLU is zero on every scene is rewritten with a live range; no output moves.
+
+    (A real dead branch of detect-v5's network made an INT8 file XNNPACK refused; folded, it ran.)
+    """
+    from seedcam_firmware.inference.preprocess import normalise
+    from seedcam_firmware.inference.runtime import Model
+    from seedcam_tools.detect.model import DETECT_OUTPUTS, build_detector, fold_dead_branches
+    from seedcam_tools.export import to_tflite
+
+    model = build_detector(width=0.5, blocks=1)
+    for name in ("residual_s8_0", "residual_s16_0"):  # both branches add something to their block
+        gamma, *rest = model.get_layer(f"{name}_bn2").get_weights()
+        model.get_layer(f"{name}_bn2").set_weights([np.full_like(gamma, 0.5), *rest])
+    # as training kills a branch: every pre-activation of its first ReLU below zero on every input
+    gamma, beta, mean, variance = model.get_layer("residual_s8_0_bn1").get_weights()
+    model.get_layer("residual_s8_0_bn1").set_weights([gamma, np.full_like(beta, -1000.0), mean, variance])
+    pixels = generate(0, 16, workers=1).x
+    x = normalise(pixels, DETECT_INPUT)
+    before = model.predict(x, verbose=0)
+    assert fold_dead_branches(model, x) == ["residual_s8_0"]
+    after = model.predict(x, verbose=0)
+    for name in ("boxes", "scores"):
+        np.testing.assert_allclose(after[name], before[name], atol=1e-6)
+    assert fold_dead_branches(model, x) == []  # the folded branch is alive: its ReLU gives 1
+    path = tmp_path / "folded.tflite"
+    to_tflite(model, path, int8=True, representative=pixels, input_spec=DETECT_INPUT, outputs=DETECT_OUTPUTS)
+    runtime = Model(path, input_shape=DETECT_INPUT.shape, outputs=DETECT_OUTPUTS, num_threads=1)
+    assert np.isfinite(runtime.invoke(x[:1])["scores"]).all()

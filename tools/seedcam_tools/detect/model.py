@@ -18,12 +18,14 @@ from .data import DETECT_INPUT, LABELS
 
 __all__ = [
     "ANCHOR_LEVELS",
+    "DEAD_BRANCH_MAX",
     "DETECT_OUTPUTS",
     "DETECTOR_BLOCKS",
     "DETECTOR_WIDTH",
     "build_detector",
     "deepen",
     "detector_decoder_config",
+    "fold_dead_branches",
     "num_anchors",
 ]
 
@@ -163,3 +165,42 @@ def deepen(shallow: Any, blocks: int, *, width: float = DETECTOR_WIDTH) -> Any:
     for name, source in old_blocks.items():
         new_blocks[name].set_weights(source.get_weights())
     return deep
+
+
+#: a residual branch whose first ReLU never exceeds this on the calibration scenes is dead
+DEAD_BRANCH_MAX = 1e-3
+
+
+def fold_dead_branches(model: Any, pixels: Any) -> list[str]:
+    """Rewrite the residual blocks whose first ReLU is (all but) zero on ``pixels``; returns their names.
+
+    Training can kill a block's branch: its first convolution, batch norm and ReLU give zero for
+    almost every input (at most :data:`DEAD_BRANCH_MAX`), the second convolution then gives
+    (almost) zero and the block adds its last batch norm's constant. Exported to full INT8, the
+    dead ReLU's range is that of a stray 2e-6: the converter gives it a scale of about 1e-8, and
+    XNNPACK refuses the requantization into it (detect-v5's network, twice, in the same block).
+    The branch is rewritten to compute that constant with a live range: the first convolution's
+    kernel and batch-norm scale become zero and its shift one (the ReLU gives 1 everywhere), the
+    second convolution's kernel zero (it gives zero, borders included: it has no bias). Outputs
+    change by no more than the dead ReLU's stray values could move them.
+
+    Args:
+        model: a detector built by :func:`build_detector` (changed in place).
+        pixels: normalised model inputs (the INT8 calibration scenes).
+    """
+    import keras
+    import numpy as np
+
+    names = sorted({layer.name[: -len("_relu1")] for layer in model.layers if layer.name.endswith("_relu1")})
+    if not names:
+        return []
+    probe = keras.Model(model.inputs, [model.get_layer(f"{name}_relu1").output for name in names])
+    outputs = probe.predict(pixels, batch_size=32, verbose=0)
+    dead = [name for name, out in zip(names, outputs, strict=True) if float(np.max(out)) <= DEAD_BRANCH_MAX]
+    for name in dead:
+        conv1, bn1, conv2 = (model.get_layer(f"{name}_{part}") for part in ("conv1", "bn1", "conv2"))
+        conv1.set_weights([np.zeros_like(w) for w in conv1.get_weights()])
+        gamma, beta, mean, variance = bn1.get_weights()
+        bn1.set_weights([np.zeros_like(gamma), np.ones_like(beta), mean, variance])
+        conv2.set_weights([np.zeros_like(w) for w in conv2.get_weights()])
+    return dead

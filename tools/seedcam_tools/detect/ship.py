@@ -6,12 +6,13 @@ import logging
 from pathlib import Path
 from typing import Any
 
+from seedcam_firmware.inference.preprocess import normalise
 from seedcam_firmware.scene import DEFAULT_CAMERA
 
 from ..export import write_bundle, write_metrics
 from .data import DETECT_INPUT, HELDOUT_SEED_BASE, VAL_SEED_BASE, generate, make_sample
 from .evaluate import evaluate_detector, heldout_block
-from .model import DETECT_OUTPUTS, detector_decoder_config
+from .model import DETECT_OUTPUTS, detector_decoder_config, fold_dead_branches
 
 __all__ = ["ACCEPTANCE", "ship_detector_bundle"]
 
@@ -35,7 +36,8 @@ def ship_detector_bundle(
     INT8 calibration and the float check use training seeds ``[0, 500)``, from the
     randomized world in the share the training used (``random_fraction``, else
     ``train_info["random_world_fraction"]``); the golden input is validation scene
-    ``VAL_SEED_BASE + 1``; evaluation uses held-out seeds.
+    ``VAL_SEED_BASE + 1``; evaluation uses held-out seeds. Residual branches that are dead on the
+    calibration scenes are folded first (:func:`~.model.fold_dead_branches`), so that the INT8 file runs.
     """
     import keras
 
@@ -45,6 +47,9 @@ def ship_detector_bundle(
     if random_fraction is None:
         random_fraction = float((train_info or {}).get("random_world_fraction", 0.0))
     rep = generate(0, 500, random_fraction=random_fraction)
+    folded = fold_dead_branches(model, normalise(rep.x, DETECT_INPUT))
+    if folded:
+        log.info("folded dead residual branches before export: %s", ", ".join(folded))
     golden = make_sample(VAL_SEED_BASE + 1)[0]
     facts = write_bundle(
         out_dir,
@@ -73,7 +78,7 @@ def ship_detector_bundle(
         log.info("%s: mAP@0.5 %.4f", precision, r["map50"])
     metrics = {
         "model_params": int(model.count_params()),
-        "export": facts,
+        "export": {**facts, "dead_branches_folded": folded},
         "heldout": {"seed_base": HELDOUT_SEED_BASE, "eval_seed": eval_seed, **results},
         "summary": {"metric": "mAP@0.5", "float32": results["float32"]["map50"], "int8": results["int8"]["map50"]},
         "acceptance": ACCEPTANCE,
