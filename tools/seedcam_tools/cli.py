@@ -17,6 +17,7 @@ from seedcam.errors import SensorError
 from seedcam_tools.bench_cli import add_bench_commands
 from seedcam_tools.bundle_cli import add_bundle_commands
 from seedcam_tools.catalog_build import add_catalog_commands
+from seedcam_tools.detect import DETECT_VERSION
 from seedcam_tools.extract import add_extract_commands
 from seedcam_tools.lane import LANE_VERSION
 
@@ -140,7 +141,9 @@ def cmd_train_detector(args: argparse.Namespace) -> int:
             print(json.dumps(trained, indent=2))
             print(f"trained detector saved as {keras_path}; bundle it with --keras {keras_path}")
             return EXIT_OK
-    metrics = ship_detector_bundle(keras_path, args.out, eval_samples=args.eval_samples, train_info=trained)
+    metrics = ship_detector_bundle(
+        keras_path, args.out, eval_samples=args.eval_samples, train_info=trained, version=args.version
+    )
     print(json.dumps(metrics["summary"], indent=2))
     print(f"bundle written to {args.out}; metrics in {args.out / 'metrics.json'}")
     return EXIT_OK
@@ -432,6 +435,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     det.add_argument("--work", type=Path, help="folder for the Keras model and training logs")
     det.add_argument("--eval-samples", type=int, default=1000, help="held-out scenes for the metrics")
+    det.add_argument(
+        "--version",
+        default=DETECT_VERSION,
+        help=f"the bundle's version; its major number names it (default {DETECT_VERSION}: "
+        f"detect-v{DETECT_VERSION.split('.')[0]})",
+    )
     det.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
     det.set_defaults(func=cmd_train_detector)
 

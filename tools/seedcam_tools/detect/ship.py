@@ -10,6 +10,7 @@ from seedcam_firmware.inference.preprocess import normalise
 from seedcam_firmware.scene import DEFAULT_CAMERA
 
 from ..export import write_bundle, write_metrics
+from . import DETECT_VERSION
 from .data import DETECT_INPUT, HELDOUT_SEED_BASE, VAL_SEED_BASE, generate, make_sample
 from .evaluate import evaluate_detector, heldout_block
 from .model import DETECT_OUTPUTS, detector_decoder_config, fold_dead_branches
@@ -30,13 +31,15 @@ def ship_detector_bundle(
     eval_seed: int = 0,
     train_info: dict[str, Any] | None = None,
     random_fraction: float | None = None,
+    version: str = DETECT_VERSION,
 ) -> dict[str, Any]:
     """Export ``keras_path`` into the bundle folder ``out_dir`` and record its metrics.
 
     INT8 calibration and the float check use training seeds ``[0, 500)``, from the
     randomized world in the share the training used (``random_fraction``, else
     ``train_info["random_world_fraction"]``); the golden input is validation scene
-    ``VAL_SEED_BASE + 1``; evaluation uses held-out seeds. Residual branches that are dead on the
+    ``VAL_SEED_BASE + 1``; evaluation uses held-out seeds. ``version`` names the bundle
+    (``detect-v<major>``). Residual branches that are dead on the
     calibration scenes are folded first (:func:`~.model.fold_dead_branches`), so that the INT8 file runs.
     """
     import keras
@@ -61,9 +64,9 @@ def ship_detector_bundle(
         check_pixels=rep.x[:100],
         golden_pixels=golden,
         manifest={
-            "id": "detect-v5",
+            "id": f"detect-v{version.split('.')[0]}",
             "name": "seedcam road signs and plates (SSD with residual blocks; trained on the randomized world)",
-            "version": "5.0.0",
+            "version": version,
             "task": "detect",
             "decoder": detector_decoder_config(),
             "camera": DEFAULT_CAMERA.to_dict(),
