@@ -24,7 +24,6 @@ from seedcam_firmware.inference.anchors import encode_boxes, grid_anchors
 from seedcam_firmware.inference.boxes import iou_matrix
 from seedcam_firmware.inference.preprocess import normalise
 
-from ..reproducible import XLA_MIN_STEPS, start_training
 from ..tflite_weights import TfliteWeightsError, load_tflite_weights
 from .data import DETECT_INPUT, LABELS, VAL_SEED_BASE, DetectionData, data_from_frames, generate, mix
 from .model import ANCHOR_LEVELS, DETECTOR_BLOCKS, DETECTOR_WIDTH, build_detector, deepen
@@ -241,18 +240,21 @@ def train_on_data(
     (continued training, e.g. on more scenes at a lower ``lr``), or from a shipped
     float32 ``.tflite`` of the same width (:func:`load_tflite_weights`). Cosine
     learning-rate decay with a short warm-up; deterministic for a given seed, data and start
-    on the TensorFlow backend, XLA-compiled on a CPU from :data:`~seedcam_tools.reproducible.XLA_MIN_STEPS`
-    steps (other backends, e.g. JAX on a GPU, are seeded but not bit-exact).
+    on the TensorFlow backend (other backends, e.g. JAX on a GPU, are seeded but not bit-exact).
     ``width`` scales the channels of a fresh detector and ``blocks`` adds residual
     blocks per level (a ``.tflite`` start without them is deepened: :func:`deepen`);
     ``checkpoint`` is saved after every epoch; ``workers`` threads build batches.
     """
     import keras
 
+    keras.utils.set_random_seed(seed)
+    if keras.backend.backend() == "tensorflow":
+        import tensorflow as tf
+
+        tf.config.experimental.enable_op_determinism()
     box_t, labels = build_targets(train)
     batches = _Batches.make(train.x, box_t, labels, batch_size, seed, augment=True, workers=workers)
     steps = epochs * len(batches)
-    jit_compile = start_training(seed, xla=steps >= XLA_MIN_STEPS)
     schedule = keras.optimizers.schedules.CosineDecay(
         lr / 10, decay_steps=max(1, steps - steps // 20), alpha=0.01, warmup_target=lr, warmup_steps=steps // 20
     )
@@ -265,7 +267,6 @@ def train_on_data(
     model.compile(
         optimizer=keras.optimizers.Adam(schedule, clipnorm=5.0),
         loss={"boxes": _box_loss, "scores": _focal_loss},
-        jit_compile=jit_compile,
     )
     val_batches = None
     if val is not None:
