@@ -18,6 +18,7 @@ from seedcam_tools.bench_cli import add_bench_commands
 from seedcam_tools.bundle_cli import add_bundle_commands
 from seedcam_tools.catalog_build import add_catalog_commands
 from seedcam_tools.detect import DETECT_VERSION
+from seedcam_tools.export import bundle_id
 from seedcam_tools.extract import add_extract_commands
 from seedcam_tools.lane import LANE_VERSION
 
@@ -313,6 +314,15 @@ def _plain(value: object) -> object:
     return value
 
 
+def _add_version_argument(parser: argparse.ArgumentParser, family: str, default: str) -> None:
+    """``--version`` of a train command: the version of the bundle it writes, whose major number names it."""
+    parser.add_argument(
+        "--version",
+        default=default,
+        help=f"the bundle's version; its major number names it (default {default}: {bundle_id(family, default)})",
+    )
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="seedcam-tools", description="seedcam model and protocol tools")
     parser.add_argument("-v", "--verbose", action="store_true")
@@ -367,12 +377,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     train.add_argument("--work", type=Path, help="folder for the Keras model and training logs")
     train.add_argument("--eval-samples", type=int, default=1000, help="held-out scenes for the metrics")
-    train.add_argument(
-        "--version",
-        default=LANE_VERSION,
-        help=f"the bundle's version; its major number names it (default {LANE_VERSION}: "
-        f"lane-v{LANE_VERSION.split('.')[0]})",
-    )
+    _add_version_argument(train, "lane", LANE_VERSION)
     train.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
     train.set_defaults(func=cmd_train_lane)
 
@@ -435,12 +440,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     det.add_argument("--work", type=Path, help="folder for the Keras model and training logs")
     det.add_argument("--eval-samples", type=int, default=1000, help="held-out scenes for the metrics")
-    det.add_argument(
-        "--version",
-        default=DETECT_VERSION,
-        help=f"the bundle's version; its major number names it (default {DETECT_VERSION}: "
-        f"detect-v{DETECT_VERSION.split('.')[0]})",
-    )
+    _add_version_argument(det, "detect", DETECT_VERSION)
     det.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
     det.set_defaults(func=cmd_train_detector)
 

@@ -24,6 +24,7 @@ from seedcam_firmware.inference.runtime import Model
 Outputs = dict[str, tuple[int, ...]]
 
 __all__ = [
+    "bundle_id",
     "check_float_conversion",
     "manifest_for_file",
     "to_tflite",
@@ -194,6 +195,11 @@ def write_bundle(
         "float_conversion_inputs": len(check_pixels),
         "size_bytes": {"float32": f32.stat().st_size, "int8": i8.stat().st_size},
     }
+
+
+def bundle_id(family: str, version: str) -> str:
+    """A bundle's model id: its family and the major number of its version (``lane``, ``3.1.0`` -> ``lane-v3``)."""
+    return f"{family}-v{version.split('.')[0]}"
 
 
 def write_metrics(out_dir: Path, metrics: dict[str, Any]) -> None:

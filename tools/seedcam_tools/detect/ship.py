@@ -9,7 +9,7 @@ from typing import Any
 from seedcam_firmware.inference.preprocess import normalise
 from seedcam_firmware.scene import DEFAULT_CAMERA
 
-from ..export import write_bundle, write_metrics
+from ..export import bundle_id, write_bundle, write_metrics
 from . import DETECT_VERSION
 from .data import DETECT_INPUT, HELDOUT_SEED_BASE, VAL_SEED_BASE, generate, make_sample
 from .evaluate import evaluate_detector, heldout_block
@@ -64,7 +64,7 @@ def ship_detector_bundle(
         check_pixels=rep.x[:100],
         golden_pixels=golden,
         manifest={
-            "id": f"detect-v{version.split('.')[0]}",
+            "id": bundle_id("detect", version),
             "name": "seedcam road signs and plates (SSD with residual blocks; trained on the randomized world)",
             "version": version,
             "task": "detect",

@@ -13,7 +13,7 @@ import numpy as np
 
 from seedcam_firmware.scene import DEFAULT_CAMERA
 
-from ..export import write_bundle, write_metrics
+from ..export import bundle_id, write_bundle, write_metrics
 from . import LANE_VERSION
 from .data import HELDOUT_SEED_BASE, LANE_INPUT, MASK_SIZE, SCALES, generate, make_sample
 from .evaluate import evaluate_lane
@@ -49,7 +49,7 @@ def write_lane_bundle(
         check_pixels=check_pixels,
         golden_pixels=golden_pixels,
         manifest={
-            "id": f"lane-v{version.split('.')[0]}",
+            "id": bundle_id("lane", version),
             "name": "seedcam lane state (synthetic-trained CNN)",
             "version": version,
             "task": "lane",
