@@ -110,3 +110,57 @@ def test_world_plate_crops_are_plates() -> None:
     # the crop is the plate: its middle has text-like contrast
     grey = pixels.mean(axis=2)
     assert grey[8:24, 16:112].std() > 15
+
+
+def test_a_share_of_the_scenes_paints_its_boundaries_in_any_colour_on_any_floor() -> None:
+    from seedcam_tools.world.lines import LINE_LOOK_SHARE, MIN_COLOUR_STEP, _colour_step, draw_line_look
+
+    grey = (0.35, 0.35, 0.37)
+    looks = [draw_line_look(s, False, grey) for s in range(400)]
+    drawn = [look for look in looks if look is not None]
+    assert abs(len(drawn) / len(looks) - LINE_LOOK_SHARE) < 0.08
+    for look in drawn:
+        floor = np.asarray(look.floor_bgr if look.floor_bgr is not None else grey)
+        assert _colour_step(np.asarray(look.line_bgr), floor) >= MIN_COLOUR_STEP
+    dark_on_light = [
+        look for look in drawn if look.floor_bgr is not None and np.mean(look.line_bgr) < np.mean(look.floor_bgr) - 0.2
+    ]
+    assert len(dark_on_light) > 10  # tape darker than its floor, which the classic renderer never draws
+    assert any(look.wear > 0.3 for look in drawn) and any(look.ragged > 0.2 for look in drawn)
+
+
+def test_painted_boundaries_are_where_their_mask_says_and_wear_takes_them_out_of_view() -> None:
+    import dataclasses
+
+    from seedcam_firmware.scene import DEFAULT_CAMERA, SceneSpec, render_with_mask
+    from seedcam_tools.world.lines import LineLook, paint_boundaries, without_boundaries
+
+    spec = SceneSpec(offset_m=0.02, heading_rad=0.05, curvature_per_m=0.3, lane_width_m=0.45, right_style="dashed")
+    look = LineLook((0.7, 0.7, 0.7), (0.05, 0.05, 0.05), 0.04, 0.2, 0.1, 0.0, 0.1, 0.0, seed=3)
+    floor, _, _ = render_with_mask(without_boundaries(spec, look), DEFAULT_CAMERA)
+    image = floor.copy()
+    mask = paint_boundaries(image, spec, DEFAULT_CAMERA, look)
+    grey = image.mean(axis=2)
+    painted, bare = mask.max(axis=2) >= 0.9, mask.max(axis=2) == 0
+    assert painted.any() and np.all(grey[painted] < 0.5 * floor.mean(axis=2)[painted])  # black on light
+    np.testing.assert_array_equal(image[bare], floor[bare])
+    in_view = [int(np.count_nonzero(mask[..., k] >= 0.5)) for k in range(2)]
+    assert in_view[1] < 0.8 * in_view[0]  # the right boundary is dashed
+
+    worn = dataclasses.replace(look, wear=0.6)
+    worn_mask = paint_boundaries(floor.copy(), spec, DEFAULT_CAMERA, worn)
+    assert np.count_nonzero(worn_mask >= 0.5) < 0.6 * np.count_nonzero(mask >= 0.5)
+    hidden = dataclasses.replace(spec, left_style="none", right_contrast=0.05)  # gone, and worn to invisible
+    assert not paint_boundaries(floor.copy(), hidden, DEFAULT_CAMERA, look).any()
+
+
+def test_the_line_look_changes_only_the_floor(monkeypatch: pytest.MonkeyPatch) -> None:
+    from seedcam_tools.world import scene as world_scene
+    from seedcam_tools.world.lines import draw_line_look
+
+    seed = next(s for s in range(50) if draw_line_look(s, False, (0.3, 0.3, 0.3)) is not None)
+    looked = render_world_scene(seed)
+    monkeypatch.setattr(world_scene, "draw_line_look", lambda seed, plate_focus, floor: None)
+    plain = render_world_scene(seed)
+    assert looked.objects == plain.objects and looked.lane.offset_m == plain.lane.offset_m
+    assert not np.array_equal(looked.image, plain.image)

@@ -4,7 +4,9 @@ The floor and lane come from the firmware's renderer (the same geometry and
 lane-truth conventions as the emulated board), widened: lane widths 0.3-0.65 m,
 curvature up to +-2 1/m, S-bends and curves that tighten or open ahead, line
 widths 15-50 mm, a dashed centre marking or a neighbouring lane's line now and
-then, photographic floor textures, and a camera whose pitch and height jitter.
+then, photographic floor textures, and a camera whose pitch and height jitter; in
+a share of the scenes the boundaries are paint or tape of any colour on light or
+dark floors, worn through in patches, ragged, dashed at any length (:mod:`.lines`).
 On top of it this module composes:
 
 * a background (photographs and textures from :mod:`.assets`) instead of a flat wall;
@@ -39,6 +41,7 @@ from seedcam_firmware.scene.geometry import car_to_lane, lateral_and_arc, painte
 
 from .assets import photos, textures
 from .faces import Face, distractor_face, object_face, weather
+from .lines import draw_line_look, paint_boundaries, without_boundaries
 
 __all__ = [
     "IN_VIEW_PIXELS",
@@ -411,7 +414,12 @@ def render_world_scene(seed: int, *, objects: bool = True, plate_focus: bool = F
     rng = np.random.default_rng([seed, 0x0C4 if plate_focus else 0x5EED])
     camera = _CAMERAS[int(rng.integers(len(_CAMERAS)))] if rng.random() < 0.6 else DEFAULT_CAMERA
     spec = dataclasses.replace(_lane_spec(rng), curvature_rate_per_m2=_bend(seed, plate_focus))
-    image, _, mask = render_with_mask(spec, camera, rng=rng)
+    look = draw_line_look(seed, plate_focus, spec.floor_bgr)
+    if look is None:
+        image, _, mask = render_with_mask(spec, camera, rng=rng)
+    else:
+        image, _, _ = render_with_mask(without_boundaries(spec, look), camera, rng=rng)
+        mask = paint_boundaries(image, spec, camera, look)
     _extra_lines(image, spec, camera, rng)
     if rng.random() < 0.5:
         _texture_floor(image, camera, rng)
