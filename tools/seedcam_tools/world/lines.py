@@ -123,9 +123,9 @@ def without_boundaries(spec: SceneSpec, look: LineLook) -> SceneSpec:
 
 def _smooth_noise(rng: np.random.Generator) -> np.ndarray:
     """A periodic field of smooth noise in 0..1 (``_WEAR_GRID`` cells a side)."""
-    grid = rng.random((_WEAR_GRID, _WEAR_GRID)).astype(np.float32)
     n = _WEAR_GRID
-    grid = cv2.GaussianBlur(np.tile(grid, (3, 3)), (0, 0), 1.5)[n : 2 * n, n : 2 * n]  # blurred with wrap-around
+    cells = np.tile(rng.random((n, n)).astype(np.float32), (3, 3))
+    grid = cv2.GaussianBlur(cells, (0, 0), 1.5)[n : 2 * n, n : 2 * n]  # blurred with wrap-around
     lo, hi = float(grid.min()), float(grid.max())
     return (grid - lo) / max(hi - lo, 1e-6)
 
