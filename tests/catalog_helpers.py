@@ -20,7 +20,12 @@ from tls_certs import make_test_certificates
 from seedcam.catalog import INDEX_FILE, SIGNATURE_SUFFIX, sign_catalog_bytes
 from seedcam_tools.bundles import KeyPair
 
-__all__ = ["model_at_version", "resign_index", "tls_catalog_server"]
+__all__ = ["LANE_VERSION", "NEXT_LANE_VERSION", "model_at_version", "resign_index", "tls_catalog_server"]
+
+#: the shipped lane bundle's version, and the later one the catalog tests publish beside it
+LANE_VERSION: str = json.loads((MODELS / "lane" / "manifest.json").read_text())["version"]
+_major, _minor, _patch = (int(v) for v in LANE_VERSION.split("."))
+NEXT_LANE_VERSION = f"{_major}.{_minor + 1}.0"
 
 
 def model_at_version(root: Path, name: str, version: str) -> Path:

@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 
 import pytest
-from catalog_helpers import model_at_version, resign_index
+from catalog_helpers import LANE_VERSION, NEXT_LANE_VERSION, model_at_version, resign_index
 from helpers import MODELS
 
 import seedcam
@@ -70,13 +70,13 @@ def test_install_from_a_catalog_of_the_shipped_models_then_an_older_version(
 ) -> None:
     cat = tmp_path / "catalog"
     build_catalog(MODELS, cat, key.private)
-    build_catalog(model_at_version(tmp_path / "next", "lane", "3.1.0"), cat, key.private)
+    build_catalog(model_at_version(tmp_path / "next", "lane", NEXT_LANE_VERSION), cat, key.private)
     fw = start(firmware_factory, tmp_path, key)
     trust = ("--catalog", cat.as_uri(), "--trust", key.public.hex())
 
     code, text = run("models", "available", *trust, "--json")
     assert code == 0
-    assert {json.loads(line)["id"] for line in text.splitlines()} >= {"lane-v3@3.1.0", "detect-v5@5.0.0"}
+    assert {json.loads(line)["id"] for line in text.splitlines()} >= {f"lane-v3@{NEXT_LANE_VERSION}", "detect-v5@5.0.0"}
 
     parsed = counted(monkeypatch, catalog, "bundle_from_bytes")
     verified = counted(monkeypatch, catalog, "verify_signature")
@@ -84,24 +84,32 @@ def test_install_from_a_catalog_of_the_shipped_models_then_an_older_version(
     code, text = run("--port", fw.link, "models", "install", "lane-v3", *trust, "-q")
     assert code == 0, text
     assert (len(parsed), len(verified), len(read)) == (1, 1, 0)  # the bundle checked and parsed once, then pushed
-    assert text.startswith("lane-v3@3.1.0 from ") and "in lane slot a: signature and sha256 verified" in text
-    assert "receiving lane-v3@3.1.0 for lane" in fw.log_path.read_text()  # what the board logs at a TransferBegin
+    assert (
+        text.startswith(f"lane-v3@{NEXT_LANE_VERSION} from ")
+        and "in lane slot a: signature and sha256 verified" in text
+    )
+    assert (
+        f"receiving lane-v3@{NEXT_LANE_VERSION} for lane" in fw.log_path.read_text()
+    )  # what the board logs at a TransferBegin
     code, text = run("--port", fw.link, "models", "list", "--json")
     (lane,) = [m for m in map(json.loads, text.splitlines()) if m["task"] == "lane"]
-    assert (lane["id"], lane["version"], lane["active"]) == ("lane-v3-int8", "3.1.0", True)
+    assert (lane["id"], lane["version"], lane["active"]) == ("lane-v3-int8", NEXT_LANE_VERSION, True)
 
     with seedcam.open(fw.link, timeout=10) as sensor:  # the SDK call, with progress
         loaded = catalog.load_catalog(cat.as_uri(), [key.public])
         seen: list[tuple[int, int]] = []
         done = catalog.install(
-            sensor, loaded, "lane-v3", "3.0.0", progress=lambda sent, total: seen.append((sent, total))
+            sensor, loaded, "lane-v3", LANE_VERSION, progress=lambda sent, total: seen.append((sent, total))
         )
         assert done.activated and not done.already_installed
         assert seen and seen[-1] == (done.payload_size, done.payload_size)
         (group,) = [g for g in updates.list_slots(sensor) if g.name == "lane"]
-        assert [(s.slot, s.version, s.active) for s in group.slots] == [("a", "3.1.0", False), ("b", "3.0.0", True)]
-    code, text = run("--port", fw.link, "models", "install", "lane-v3@3.0.0", *trust, "-q")
-    assert (code, text) == (0, "lane-v3@3.0.0 is already installed in lane slot b; nothing was sent\n")
+        assert [(s.slot, s.version, s.active) for s in group.slots] == [
+            ("a", NEXT_LANE_VERSION, False),
+            ("b", LANE_VERSION, True),
+        ]
+    code, text = run("--port", fw.link, "models", "install", f"lane-v3@{LANE_VERSION}", *trust, "-q")
+    assert (code, text) == (0, f"lane-v3@{LANE_VERSION} is already installed in lane slot b; nothing was sent\n")
 
 
 def test_every_bad_catalog_or_bundle_is_refused_before_any_transfer(
@@ -142,7 +150,9 @@ def test_every_bad_catalog_or_bundle_is_refused_before_any_transfer(
     fresh()
     resign_index(cat, stranger, {}, entry="lane-v3", top={"key_id": stranger.key_id})  # index ok, its bundle not
     refused(
-        f"bundle lane-v3@3.0.0 is signed by key {key.key_id}, which is not trusted", "--trust", stranger.public.hex()
+        f"bundle lane-v3@{LANE_VERSION} is signed by key {key.key_id}, which is not trusted",
+        "--trust",
+        stranger.public.hex(),
     )
 
     # the board saw no TransferBegin: it logged none (neither accepted nor refused), wrote no journal, filled no slot

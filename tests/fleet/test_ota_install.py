@@ -2,8 +2,8 @@
 
 The board is the real firmware on a pty, with an update store and the catalog's key among
 its trusted keys (as in tests/e2e/test_catalog_install.py); the catalog is built in the
-test by ``seedcam-tools catalog build`` from a copy of the shipped lane model at version
-3.1.0; the bridge is ``seedcam bridge mqtt`` as its own process. A signed ``ota/set`` for
+test by ``seedcam-tools catalog build`` from a copy of the shipped lane model at its next
+minor version; the bridge is ``seedcam bridge mqtt`` as its own process. A signed ``ota/set`` for
 that entry goes through the broker; ``ota/state`` reports verified, the push's progress and
 installed, and the board's models (asked through the bridge) show the new version active.
 """
@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from catalog_helpers import model_at_version
+from catalog_helpers import LANE_VERSION, NEXT_LANE_VERSION, model_at_version
 from mqtt_broker import Mosquitto
 from mqtt_watch import Watcher
 
@@ -39,7 +39,7 @@ def test_ota_set_installs_the_catalog_entry_and_ota_state_reports_progress_and_s
     key = generate_keypair()
     private, public = write_keypair(key, tmp_path / "ota")
     catalog = tmp_path / "catalog"
-    models = model_at_version(tmp_path / "next", "lane", "3.1.0")
+    models = model_at_version(tmp_path / "next", "lane", NEXT_LANE_VERSION)
     argv = [
         "catalog",
         "build",
@@ -54,7 +54,7 @@ def test_ota_set_installs_the_catalog_entry_and_ota_state_reports_progress_and_s
     ]
     assert tools_main(argv) == 0
     entry = load_catalog(catalog.as_uri(), [key.public]).find("lane-v3")
-    assert entry.version == "3.1.0"
+    assert entry.version == NEXT_LANE_VERSION
 
     board = firmware_factory(
         "--fps", "10", "--tasks", "lane",
@@ -69,11 +69,13 @@ def test_ota_set_installs_the_catalog_entry_and_ota_state_reports_progress_and_s
     watcher.wait_json(f"{root}/status", lambda s: s["state"] == "online", 60)
     before = watcher.request(f"{root}/cmd/models", timeout=30)["result"]
     (lane,) = [m for m in before if m["task"] == "lane"]
-    assert lane["version"] == "3.0.0"
+    assert lane["version"] == LANE_VERSION
     info = watcher.last(f"{root}/info")
     assert info is not None and info.json()["bridge"]["ota"] is True
 
-    answer = watcher.request(f"{root}/ota/set", sign_ota_request("lane-v3", "3.1.0", entry.sha256, key.private), 120)
+    answer = watcher.request(
+        f"{root}/ota/set", sign_ota_request("lane-v3", NEXT_LANE_VERSION, entry.sha256, key.private), 120
+    )
     assert answer["ok"], answer
     watcher.wait_json(f"{root}/ota/state", lambda s: s["state"] == "installed")  # the answer may overtake it
     install = answer["result"]["install"]
@@ -90,11 +92,12 @@ def test_ota_set_installs_the_catalog_entry_and_ota_state_reports_progress_and_s
 
     after = watcher.request(f"{root}/cmd/models")["result"]
     (lane,) = [m for m in after if m["task"] == "lane"]
-    assert (lane["id"], lane["version"], lane["active"]) == ("lane-v3-int8", "3.1.0", True)
+    assert (lane["id"], lane["version"], lane["active"]) == ("lane-v3-int8", NEXT_LANE_VERSION, True)
     watcher.wait(  # the retained info follows: the new model version is there for a late subscriber
         lambda: any(
-            m["version"] == "3.1.0" for m in json.loads(watcher.on(f"{root}/info")[-1].payload)["device"]["models"]
+            m["version"] == NEXT_LANE_VERSION
+            for m in json.loads(watcher.on(f"{root}/info")[-1].payload)["device"]["models"]
         ),
-        what="info with lane 3.1.0",
+        what=f"info with lane {NEXT_LANE_VERSION}",
     )
     watcher.close()

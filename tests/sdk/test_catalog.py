@@ -5,10 +5,11 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import re
 from pathlib import Path
 
 import pytest
-from catalog_helpers import model_at_version, resign_index, tls_catalog_server
+from catalog_helpers import LANE_VERSION, NEXT_LANE_VERSION, model_at_version, resign_index, tls_catalog_server
 from helpers import MODELS
 
 from seedcam import catalog
@@ -44,7 +45,7 @@ def test_build_lists_each_model_with_its_hash_and_headline_metrics_and_grows_by_
     assert cat.names() == ("detect-v5", "lane-v3", "ocr-v4", "road_scene-v1")
     lane = cat.find("lane-v3")
     data = (out / lane.file).read_bytes()
-    assert (lane.task, lane.version, lane.precision, lane.key_id) == ("lane", "3.0.0", "int8", key.key_id)
+    assert (lane.task, lane.version, lane.precision, lane.key_id) == ("lane", LANE_VERSION, "int8", key.key_id)
     assert (lane.size, lane.sha256) == (len(data), hashlib.sha256(data).hexdigest())
     shipped = json.loads((MODELS / "lane" / "metrics.json").read_text())
     assert lane.metrics["offset_mae_m"] == pytest.approx(shipped["heldout"]["int8"]["offset_mae_m"], rel=1e-5)
@@ -53,15 +54,20 @@ def test_build_lists_each_model_with_its_hash_and_headline_metrics_and_grows_by_
     )
     assert cat.find("detect-v5").metrics["map50"] > 0.9
 
-    build_catalog(model_at_version(tmp_path / "next", "lane", "3.1.0"), out, key.private)  # a later release
+    build_catalog(model_at_version(tmp_path / "next", "lane", NEXT_LANE_VERSION), out, key.private)  # a later release
     grown = catalog.load_catalog(str(out), [key.public])
-    assert [e.version for e in grown.versions("lane-v3")] == ["3.0.0", "3.1.0"]
-    assert grown.find("lane-v3").version == "3.1.0" and grown.find("lane-v3", "3.0.0") == lane
+    assert [e.version for e in grown.versions("lane-v3")] == [LANE_VERSION, NEXT_LANE_VERSION]
+    assert grown.find("lane-v3").version == NEXT_LANE_VERSION and grown.find("lane-v3", LANE_VERSION) == lane
     assert len(grown.entries) == 5
-    with pytest.raises(CatalogError, match=r"no version 9\.9 of lane-v3 \(it has 3\.0\.0, 3\.1\.0\)"):
+    with pytest.raises(
+        CatalogError,
+        match=rf"no version 9\.9 of lane-v3 \(it has {re.escape(LANE_VERSION)}, {re.escape(NEXT_LANE_VERSION)}\)",
+    ):
         grown.find("lane-v3", "9.9")
     with pytest.raises(
-        CatalogError, match=r"no model 'lane' .* it has: detect-v5 \(5\.0\.0\), lane-v3 \(3\.0\.0, 3\.1\.0\)"
+        CatalogError,
+        match=rf"no model 'lane' .* it has: detect-v5 \(5\.0\.0\), "
+        rf"lane-v3 \({re.escape(LANE_VERSION)}, {re.escape(NEXT_LANE_VERSION)}\)",
     ):
         grown.find("lane")
 
@@ -71,7 +77,7 @@ def test_build_lists_each_model_with_its_hash_and_headline_metrics_and_grows_by_
     assert lines[0].endswith(f"5 bundles, signed by key {key.key_id}")
     assert [line.split()[0] for line in lines[1:]] == [
         "detect-v5@5.0.0",
-        "lane-v3@3.1.0",
+        f"lane-v3@{NEXT_LANE_VERSION}",
         "ocr-v4@4.0.0",
         "road_scene-v1@1.0.0",
     ]
@@ -83,7 +89,10 @@ def test_build_lists_each_model_with_its_hash_and_headline_metrics_and_grows_by_
         == 0
     )
     rows = [json.loads(line) for line in out_json.getvalue().splitlines()]
-    assert [r["id"] for r in rows if r["name"] == "lane-v3"] == ["lane-v3@3.0.0", "lane-v3@3.1.0"]
+    assert [r["id"] for r in rows if r["name"] == "lane-v3"] == [
+        f"lane-v3@{LANE_VERSION}",
+        f"lane-v3@{NEXT_LANE_VERSION}",
+    ]
 
 
 def test_a_rebuild_keeps_an_earlier_entry_only_when_its_bundle_passes_every_check(
@@ -99,8 +108,9 @@ def test_a_rebuild_keeps_an_earlier_entry_only_when_its_bundle_passes_every_chec
     with caplog.at_level("WARNING", logger="seedcam_tools.catalog_build"):
         rebuilt = build_catalog(MODELS, lane_catalog, key.private, only=["road_scene"])
     assert rebuilt.names() == ("road_scene-v1",)
-    assert f"dropping lane-v3@3.0.0 from the catalog: bundle lane-v3@3.0.0 is signed by key {stranger.key_id}" in (
-        caplog.text
+    assert (
+        f"dropping lane-v3@{LANE_VERSION} from the catalog: "
+        f"bundle lane-v3@{LANE_VERSION} is signed by key {stranger.key_id}" in caplog.text
     )
 
     build_catalog(MODELS, lane_catalog, key.private, only=["lane"])
@@ -125,7 +135,7 @@ def test_the_default_catalog_and_keys_come_from_the_environment_then_the_config_
     monkeypatch.delenv(catalog.KEYS_ENV, raising=False)
     out = io.StringIO()
     assert seedcam_main(["models", "available"], out) == 0
-    assert "lane-v3@3.0.0" in out.getvalue()
+    assert f"lane-v3@{LANE_VERSION}" in out.getvalue()
     stranger = generate_keypair()
     (tmp_path / "stranger.pub").write_text(stranger.public.hex() + "\n")
     monkeypatch.setenv(catalog.KEYS_ENV, str(tmp_path / "stranger.pub"))  # the environment wins over the file
@@ -145,7 +155,7 @@ def test_the_default_catalog_and_keys_come_from_the_environment_then_the_config_
 def test_an_altered_index_an_unknown_key_and_a_missing_signature_are_refused(lane_catalog: Path, key: KeyPair) -> None:
     index = lane_catalog / INDEX_FILE
     original = index.read_bytes()
-    index.write_bytes(original.replace(b'"3.0.0"', b'"3.0.1"'))
+    index.write_bytes(original.replace(f'"{LANE_VERSION}"'.encode(), b'"0.0.1"'))
     with pytest.raises(CatalogError, match=f"does not verify with key {key.key_id}: the index was altered"):
         catalog.load_catalog(str(lane_catalog), [key.public])
     index.write_bytes(original)
@@ -183,7 +193,7 @@ def test_a_bundle_that_differs_from_its_entry_is_refused_by_size_sha256_identity
     assert verified.entry == entry and verified.bundle.to_bytes() == good  # parsed once, pushed as it is
     assert catalog.fetch_verified(cat, entry).bundle.to_bytes() == good
     other = catalog.VerifiedBundle(catalog.CatalogEntry(**{**vars(entry), "version": "9.9.9"}), verified.bundle)
-    with pytest.raises(ValueError, match=r"verified as lane-v3@9\.9\.9, not as lane-v3@3\.0\.0"):
+    with pytest.raises(ValueError, match=rf"verified as lane-v3@9\.9\.9, not as lane-v3@{re.escape(LANE_VERSION)}"):
         catalog.install(None, cat, "lane-v3", data=other)  # refused before the sensor is used
     flipped = bytearray(good)
     flipped[-10] ^= 0xFF
@@ -197,7 +207,10 @@ def test_a_bundle_that_differs_from_its_entry_is_refused_by_size_sha256_identity
         catalog.verify_entry_bytes(catalog.CatalogEntry(**{**vars(entry), **tampered}), bytes(flipped), [key.public])
     # a bundle listed under another name, or signed by a key the host does not trust
     renamed = catalog.CatalogEntry(**{**vars(entry), "name": "lane-v4"})
-    with pytest.raises(CatalogError, match=r"the bundle is model lane-v3@3\.0\.0 for task lane, not what the catalog"):
+    with pytest.raises(
+        CatalogError,
+        match=rf"the bundle is model lane-v3@{re.escape(LANE_VERSION)} for task lane, not what the catalog",
+    ):
         catalog.verify_entry_bytes(renamed, good, [key.public])
     with pytest.raises(CatalogError, match=r"signed by key [0-9a-f]{16}, which is not trusted"):
         catalog.verify_entry_bytes(entry, good, [generate_keypair().public])

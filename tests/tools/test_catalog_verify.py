@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from catalog_helpers import model_at_version, resign_index, tls_catalog_server
+from catalog_helpers import LANE_VERSION, NEXT_LANE_VERSION, model_at_version, resign_index, tls_catalog_server
 from helpers import MODELS
 
 from seedcam.catalog import INDEX_FILE, load_catalog
@@ -22,9 +22,9 @@ def key() -> KeyPair:
 
 @pytest.fixture
 def site(tmp_path: Path, key: KeyPair) -> Path:
-    """lane-v3 at 3.0.0 and 3.1.0, and road_scene-v1: three bundles."""
+    """lane-v3 at its shipped and its next version, and road_scene-v1: three bundles."""
     build_catalog(MODELS, tmp_path / "site", key.private, only=["lane", "road_scene"])
-    build_catalog(model_at_version(tmp_path / "next", "lane", "3.1.0"), tmp_path / "site", key.private)
+    build_catalog(model_at_version(tmp_path / "next", "lane", NEXT_LANE_VERSION), tmp_path / "site", key.private)
     return tmp_path / "site"
 
 
@@ -43,7 +43,11 @@ def test_a_sound_catalog_verifies_as_a_table_and_as_json(
     assert (code, err) == (0, ""), err
     lines = out.splitlines()
     assert lines[0] == f"catalog {(site / INDEX_FILE).as_uri()}: 3 bundles, index signed by key {key.key_id}"
-    assert [line.split()[0] for line in lines[2:-1]] == ["lane-v3@3.0.0", "lane-v3@3.1.0", "road_scene-v1@1.0.0"]
+    assert [line.split()[0] for line in lines[2:-1]] == [
+        f"lane-v3@{LANE_VERSION}",
+        f"lane-v3@{NEXT_LANE_VERSION}",
+        "road_scene-v1@1.0.0",
+    ]
     assert all(line.endswith("  ok") for line in lines[2:-1]) and lines[-1] == "3 of 3 bundles verified"
 
     code, out, _ = verify(capsys, site.as_uri(), "--trust", key.public.hex(), "--json")
@@ -59,7 +63,7 @@ def test_bad_bundles_are_named_and_the_good_ones_still_checked(
     site: Path, key: KeyPair, capsys: pytest.CaptureFixture[str]
 ) -> None:
     cat = load_catalog(str(site), [key.public])
-    tampered = site / cat.find("lane-v3", "3.0.0").file
+    tampered = site / cat.find("lane-v3", LANE_VERSION).file
     data = bytearray(tampered.read_bytes())
     data[-100] ^= 0x01
     tampered.write_bytes(bytes(data))
@@ -67,17 +71,21 @@ def test_bad_bundles_are_named_and_the_good_ones_still_checked(
 
     code, out, err = verify(capsys, str(site), "--trust", key.public.hex())
     assert code == 1
-    assert err == "seedcam-tools: error: 2 of 3 bundles failed: lane-v3@3.0.0 int8, road_scene-v1@1.0.0 int8\n"
+    assert (
+        err == f"seedcam-tools: error: 2 of 3 bundles failed: lane-v3@{LANE_VERSION} int8, road_scene-v1@1.0.0 int8\n"
+    )
     rows = {line.split()[0]: line for line in out.splitlines()[2:-1]}
-    assert "sha256" in rows["lane-v3@3.0.0"] and "differs from the catalog's" in rows["lane-v3@3.0.0"]
-    assert rows["lane-v3@3.1.0"].endswith("  ok")  # checked although another failed
+    assert (
+        "sha256" in rows[f"lane-v3@{LANE_VERSION}"] and "differs from the catalog's" in rows[f"lane-v3@{LANE_VERSION}"]
+    )
+    assert rows[f"lane-v3@{NEXT_LANE_VERSION}"].endswith("  ok")  # checked although another failed
     assert "bundle road_scene-v1@1.0.0 not found: file://" in rows["road_scene-v1@1.0.0"]
     assert out.splitlines()[-1] == "1 of 3 bundles verified"
 
     code, out, _ = verify(capsys, str(site), "--trust", key.public.hex(), "--json")
     document = json.loads(out)
     assert code == 1 and not document["ok"]
-    assert [e["id"] for e in document["entries"] if not e["ok"]] == ["lane-v3@3.0.0", "road_scene-v1@1.0.0"]
+    assert [e["id"] for e in document["entries"] if not e["ok"]] == [f"lane-v3@{LANE_VERSION}", "road_scene-v1@1.0.0"]
 
     resign_index(site, key, {"sha256": "ab" * 32}, entry="road_scene-v1")  # signed, but lists a wrong hash
     (site / cat.find("road_scene-v1").file).write_bytes(b"x" * cat.find("road_scene-v1").size)

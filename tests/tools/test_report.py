@@ -60,7 +60,9 @@ def test_report_has_a_row_per_model_and_precision_and_lists_what_failed(models: 
         ["`fake-v1` (zz_fake/)", "detect", "int8"],
     ]
     assert rows[2][3] == "mAP@0.5 0.8125"
-    assert rows[1][3].startswith("offset MAE 3.7 mm, heading MAE 0.69")
+    shipped = json.loads((LANE / "metrics.json").read_text())["heldout"]["int8"]
+    offset_mm, heading_deg = shipped["offset_mae_m"] * 1000, shipped["heading_mae_deg"]
+    assert rows[1][3].startswith(f"offset MAE {offset_mm:.1f} mm, heading MAE {heading_deg:.2f}")
     assert rows[1][4] == "1.82 MB" and rows[0][4] == "7.07 MB"
     assert "- `broken/`:" in text and "seedcam-tools report --invokes 3" in text
     assert re.search(r"\*\*Machine\*\*: .+, \d+ logical cores", text)

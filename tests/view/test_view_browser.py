@@ -161,7 +161,7 @@ def test_one_click_installs_a_model_from_a_local_catalog_with_a_progress_bar(
     browser: Any, tmp_path: Path, firmware_factory: Any
 ) -> None:
     pytest.importorskip("cryptography")
-    from catalog_helpers import model_at_version
+    from catalog_helpers import NEXT_LANE_VERSION, model_at_version
 
     from seedcam import catalog
     from seedcam_tools.bundles import generate_keypair
@@ -169,7 +169,7 @@ def test_one_click_installs_a_model_from_a_local_catalog_with_a_progress_bar(
 
     key = generate_keypair()
     cat = tmp_path / "catalog"
-    build_catalog(model_at_version(tmp_path / "next", "lane", "3.1.0"), cat, key.private)
+    build_catalog(model_at_version(tmp_path / "next", "lane", NEXT_LANE_VERSION), cat, key.private)
     board = firmware_factory(
         "--fps", "10", "--tasks", "lane",
         "--set", f"updates.dir={tmp_path / 'storage'}",
@@ -182,18 +182,18 @@ def test_one_click_installs_a_model_from_a_local_catalog_with_a_progress_bar(
         try:
             tab = context.new_page()
             tab.goto(server.url)
-            button = tab.locator('button[data-model="lane-v3@3.1.0"]')
+            button = tab.locator(f'button[data-model="lane-v3@{NEXT_LANE_VERSION}"]')
             button.wait_for(timeout=20_000)
-            assert tab.locator('#models li[data-version="3.1.0"]').count() == 0
+            assert tab.locator(f'#models li[data-version="{NEXT_LANE_VERSION}"]').count() == 0
             button.click()
-            tab.locator('#models li[data-version="3.1.0"]').wait_for(timeout=60_000)
+            tab.locator(f'#models li[data-version="{NEXT_LANE_VERSION}"]').wait_for(timeout=60_000)
             assert tab.evaluate("() => window.seedcamView.progressSeen") >= 1
             bar = tab.evaluate("() => [document.getElementById('install-progress').value, "
                                "document.getElementById('install-progress').max]")  # fmt: skip
             assert bar[0] == bar[1] > 0
-            assert "installed lane-v3@3.1.0" in tab.inner_text("#install-applied")
+            assert f"installed lane-v3@{NEXT_LANE_VERSION}" in tab.inner_text("#install-applied")
         finally:
             context.close()
             server.stop()
         (lane,) = [m for m in sensor.models() if m.task == "lane"]
-        assert (lane.version, lane.active) == ("3.1.0", True)
+        assert (lane.version, lane.active) == (NEXT_LANE_VERSION, True)
