@@ -60,7 +60,7 @@ class LineLook:
     """How one scene's boundaries look.
 
     Attributes:
-        floor_bgr: the floor's base colour (0..1), or None to keep the scene's own.
+        floor_bgr: the floor's base colour (0..1): one of the look's floors, or the scene's own.
         line_bgr: the markings' colour (0..1).
         line_width_m: the markings' width.
         dash_m, gap_m: dash and gap lengths of a dashed boundary.
@@ -70,7 +70,7 @@ class LineLook:
         seed: of the wear and edge noise.
     """
 
-    floor_bgr: tuple[float, float, float] | None
+    floor_bgr: tuple[float, float, float]
     line_bgr: tuple[float, float, float]
     line_width_m: float
     dash_m: float
@@ -91,14 +91,15 @@ def _colour_step(a: np.ndarray, b: np.ndarray) -> float:
 
 
 def draw_line_look(seed: int, plate_focus: bool, floor_bgr: tuple[float, float, float]) -> LineLook | None:
-    """The look of scene ``seed``'s boundaries, or None (a share of the scenes keeps the renderer's)."""
+    """The look of scene ``seed``'s boundaries on a floor of its own or the scene's ``floor_bgr``; None for the
+    share of the scenes that keeps the renderer's boundaries."""
     rng = np.random.default_rng([seed, 0xC4 if plate_focus else 0xBE, 0x11])
     if rng.random() >= LINE_LOOK_SHARE:
         return None
-    floor = None
+    floor = floor_bgr
     if rng.random() < 0.6:
         floor = _bgr(np.asarray(_FLOORS_BGR[int(rng.integers(len(_FLOORS_BGR)))]) * rng.uniform(0.85, 1.15, 3))
-    base = np.asarray(floor if floor is not None else floor_bgr)
+    base = np.asarray(floor)
     line = np.asarray(_LINES_BGR[int(rng.integers(len(_LINES_BGR)))]) * rng.uniform(0.85, 1.1, 3)
     if _colour_step(np.clip(line, 0, 1), base) < MIN_COLOUR_STEP:
         line = np.full(3, 0.08 if base.mean() > 0.45 else 0.95)  # black tape on a light floor, white on a dark one
@@ -117,8 +118,7 @@ def draw_line_look(seed: int, plate_focus: bool, floor_bgr: tuple[float, float, 
 
 def without_boundaries(spec: SceneSpec, look: LineLook) -> SceneSpec:
     """``spec`` for the renderer: the look's floor, boundaries not painted (they come from :func:`paint_boundaries`)."""
-    floor = look.floor_bgr if look.floor_bgr is not None else spec.floor_bgr
-    return dataclasses.replace(spec, floor_bgr=floor, left_contrast=0.0, right_contrast=0.0)
+    return dataclasses.replace(spec, floor_bgr=look.floor_bgr, left_contrast=0.0, right_contrast=0.0)
 
 
 def _smooth_noise(rng: np.random.Generator) -> np.ndarray:
@@ -149,6 +149,7 @@ def paint_boundaries(img: np.ndarray, spec: SceneSpec, camera: CameraModel, look
     h, w = img.shape[:2]
     mask = np.zeros((h * w, 2), np.float32)
     alpha = np.zeros(len(rays.index), np.float32)
+    along = (arc / cell).astype(np.int64) % _WEAR_GRID
     for k, (style, contrast, visible, side) in enumerate(
         (
             (spec.left_style, spec.left_contrast, spec.left_visible, +1.0),
@@ -158,7 +159,6 @@ def paint_boundaries(img: np.ndarray, spec: SceneSpec, camera: CameraModel, look
         if style == "none":
             continue
         centre = side * spec.lane_width_m / 2.0
-        along = (arc / cell).astype(np.int64) % _WEAR_GRID
         across = ((lat - centre) / cell + 2 * k * _WEAR_GRID // 3).astype(np.int64) % _WEAR_GRID
         wobble = (edge_field[along, k] - 0.5) * 2.0 * look.ragged * look.line_width_m
         cov = np.clip((half - np.abs(lat - centre - wobble)) / fp + 0.5, 0.0, 1.0)
@@ -172,7 +172,7 @@ def paint_boundaries(img: np.ndarray, spec: SceneSpec, camera: CameraModel, look
             mask[rays.index, k] = cov
     flat = img.reshape(-1, 3)
     px = flat[rays.index].astype(np.float32)
-    floor = np.asarray(spec.floor_bgr if look.floor_bgr is None else look.floor_bgr, np.float32) * 255.0
+    floor = np.asarray(look.floor_bgr, np.float32) * 255.0
     light = np.clip(px.mean(axis=1) / max(float(floor.mean()), 1.0), 0.2, 1.6)  # texture, shadows and haze
     paint = np.asarray(look.line_bgr, np.float32)[None, :] * 255.0 * light[:, None]
     flat[rays.index] = np.clip(px + (paint - px) * alpha[:, None], 0, 255).astype(np.uint8)
