@@ -18,9 +18,11 @@ from seedcam_firmware.scene import (
     SyntheticDrive,
     random_scene,
     render,
+    render_clean,
     render_with_mask,
 )
 from seedcam_firmware.scene.geometry import lateral_and_arc, painted_stretch, turned_angle
+from seedcam_firmware.scene.scripted import SceneScript
 
 CX = DEFAULT_CAMERA.principal_point[0]
 PLAIN = SceneSpec(noise_sigma=0.0, texture_strength=0.0)
@@ -214,6 +216,28 @@ def test_scripted_camera_repeats_the_scene_with_fresh_noise() -> None:
     assert not np.array_equal(a.image, b.image)
 
 
+def test_a_still_scene_is_drawn_once_and_its_frames_are_the_renders_pixels(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A scripted scene that does not change is drawn once; every frame is what render() makes with the
+    camera's noise generator, bit for bit, and a changed scene is drawn again."""
+    still = SceneSpec(offset_m=0.04, objects=(SceneObject("stop", 0.9, 0.3),), noise_sigma=0.02, defocus_sigma_px=0.6)
+    moved = replace(still, offset_m=-0.02)
+    drawn: list[SceneSpec] = []
+
+    def counting(spec: SceneSpec, *args: object) -> object:
+        drawn.append(spec)
+        return render_clean(spec, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(synthetic, "render_clean", counting)
+    script = [still, still, still, moved, moved]
+    with SyntheticCamera(fps=1000.0, seed=5, scripted=SceneScript(((0, still), (3, moved)))) as cam:
+        frames = [cam.read(1.0) for _ in script]
+    assert drawn == [still, moved]
+    noise = np.random.default_rng(5 + 0x5EED)  # the camera's own noise generator, replayed
+    for spec, frame in zip(script, frames, strict=True):
+        image, truth = render(spec, rng=noise)
+        assert np.array_equal(frame.image, image) and frame.truth == truth
+
+
 def test_a_rendered_frame_is_stamped_when_ready_and_reports_its_render_time(monkeypatch: pytest.MonkeyPatch) -> None:
     """The capture stamp marks the end of rendering (a camera's end of readout), not its start."""
     render_ns = 30_000_000
@@ -221,13 +245,13 @@ def test_a_rendered_frame_is_stamped_when_ready_and_reports_its_render_time(monk
 
     def slow_render(*args: object, **kwargs: object) -> object:
         started = time.monotonic_ns()
-        out = render(*args, **kwargs)  # type: ignore[arg-type]
+        out = render_clean(*args, **kwargs)  # type: ignore[arg-type]
         while time.monotonic_ns() - started < render_ns:  # a renderer at least 30 ms slow, on the clock itself
             pass
         spans.append((started, time.monotonic_ns()))
         return out
 
-    monkeypatch.setattr(synthetic, "render", slow_render)
+    monkeypatch.setattr(synthetic, "render_clean", slow_render)
     with SyntheticCamera(fps=1000.0, seed=3) as cam:
         frames = [cam.read(timeout=1.0) for _ in range(2)]
         returned_us = time.monotonic_ns() // 1000

@@ -9,7 +9,7 @@ import time
 import numpy as np
 
 from ..errors import CameraError
-from ..scene import CameraModel, SceneSpec, SyntheticDrive, render
+from ..scene import CameraModel, CleanRender, SceneSpec, SyntheticDrive, expose, render_clean
 from ..scene.scripted import SceneScript
 from .base import CameraSource, Frame
 
@@ -46,6 +46,7 @@ class RenderedCamera(CameraSource):
         self._next_ns: int | None = None
         self._frame_id = 0
         self._closed = threading.Event()
+        self._clean: CleanRender | None = None
 
     def _next_scene(self, deadline: float) -> SceneSpec:
         """The scene of the frame about to be rendered (``deadline``: monotonic seconds to give up at).
@@ -61,7 +62,11 @@ class RenderedCamera(CameraSource):
         The frame is stamped when rendering has finished (a real camera stamps
         the end of its readout), and the render time is its ``timings_us``
         entry ``"camera:render"``: the renderer stands in for the scene, not
-        for the sensor, so the capture-to-result latency leaves it out.
+        for the sensor, so the capture-to-result latency leaves it out. A scene
+        that has not changed since the last frame is not drawn again: only its
+        sensor noise is fresh (the same pixels as drawing it again), so a still
+        scene costs the emulated board's CPUs little beside the tasks, as a real
+        camera's frames do.
 
         Raises:
             CameraError: the camera is closed, the next frame is due later than
@@ -81,7 +86,9 @@ class RenderedCamera(CameraSource):
         spec = self._next_scene(deadline)
         self._next_ns = max(self._next_ns + self._period_ns, time.monotonic_ns())
         started_ns = time.monotonic_ns()
-        image, truth = render(spec, self._camera, rng=self._noise)
+        if self._clean is None or self._clean.spec != spec:
+            self._clean = render_clean(spec, self._camera)
+        image, truth = expose(self._clean, self._noise), self._clean.truth
         ready_ns = time.monotonic_ns()  # stamped when ready, as a camera stamps the end of readout
         render_us = (ready_ns - started_ns) // 1000
         frame = Frame(self._frame_id, ready_ns // 1000, image, truth, {RENDER_STAGE: render_us})

@@ -11,7 +11,7 @@ from __future__ import annotations
 from .camera_model import DEFAULT_CAMERA, CameraModel
 from .drive import SyntheticDrive
 from .random_scene import RANGES, random_objects, random_scene
-from .render import object_corners, render, render_with_mask
+from .render import CleanRender, expose, object_corners, render, render_clean, render_with_mask
 from .types import (
     OBJECT_KINDS,
     LaneTruth,
@@ -26,15 +26,18 @@ __all__ = [
     "OBJECT_KINDS",
     "RANGES",
     "CameraModel",
+    "CleanRender",
     "LaneTruth",
     "ObjectTruth",
     "SceneObject",
     "SceneSpec",
     "SceneTruth",
     "SyntheticDrive",
+    "expose",
     "object_corners",
     "random_objects",
     "random_scene",
     "render",
+    "render_clean",
     "render_with_mask",
 ]

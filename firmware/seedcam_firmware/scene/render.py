@@ -10,6 +10,7 @@ sensor noise are applied last.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import cv2
 import numpy as np
@@ -19,7 +20,7 @@ from .geometry import MAX_LINE_RANGE_M, car_to_lane, lateral_and_arc, painted_st
 from .textures import OBJECT_SIZE_M, TEXEL_M, TEXTURE_SIZE, floor_texture, object_face
 from .types import LaneTruth, ObjectTruth, SceneObject, SceneSpec, SceneTruth
 
-__all__ = ["MAX_LINE_RANGE_M", "object_corners", "render", "render_with_mask"]
+__all__ = ["MAX_LINE_RANGE_M", "CleanRender", "expose", "object_corners", "render", "render_clean", "render_with_mask"]
 
 
 def render(
@@ -159,8 +160,8 @@ def _draw_objects(img: np.ndarray, spec: SceneSpec, camera: CameraModel) -> tupl
     return tuple(t for _, t in truths)
 
 
-def _camera_effects(img: np.ndarray, spec: SceneSpec, rng: np.random.Generator) -> np.ndarray:
-    """Lighting, blur and sensor noise (in place on the float32 ``img``); returns uint8."""
+def _optics(img: np.ndarray, spec: SceneSpec) -> np.ndarray:
+    """Lighting and blur (in place on the float32 ``img`` where it can); returns float32 0..1."""
     img32: np.ndarray = img.astype(np.float32, copy=False)
     np.multiply(img32, np.float32(spec.gain), out=img32)
     np.clip(img32, 0.0, 1.0, out=img32)
@@ -175,6 +176,11 @@ def _camera_effects(img: np.ndarray, spec: SceneSpec, rng: np.random.Generator) 
         img32 = cv2.filter2D(img32, -1, kernel / max(kernel.sum(), 1e-6))
     if spec.defocus_sigma_px > 0.1:
         img32 = cv2.GaussianBlur(img32, (0, 0), spec.defocus_sigma_px)
+    return img32
+
+
+def _sensor(img32: np.ndarray, spec: SceneSpec, rng: np.random.Generator) -> np.ndarray:
+    """Sensor noise and quantisation (in place on the float32 ``img32``); returns uint8."""
     if spec.noise_sigma > 0:
         noise = rng.standard_normal(img32.shape, dtype=np.float32)
         noise *= np.float32(spec.noise_sigma)
@@ -185,19 +191,35 @@ def _camera_effects(img: np.ndarray, spec: SceneSpec, rng: np.random.Generator) 
     return img32.astype(np.uint8)
 
 
-def render_with_mask(
-    spec: SceneSpec, camera: CameraModel = DEFAULT_CAMERA, *, rng: np.random.Generator | None = None
-) -> tuple[np.ndarray, SceneTruth, np.ndarray]:
-    """Like :func:`render`, also returning the H x W x 2 float32 line-coverage mask.
+@dataclass(frozen=True)
+class CleanRender:
+    """A scene drawn up to its sensor noise: what stays the same between frames of one scene.
 
-    Mask channel 0 is the left line, 1 the right line (0..1 coverage, before blur;
-    only lines that count as visible in the truth).
+    Attributes:
+        spec: the scene.
+        image: H x W x 3 float32 BGR 0..1 after lighting and blur (read-only).
+        truth: the scene's truth.
+        mask: H x W x 2 float32 line coverage (see :func:`render_with_mask`).
+    """
+
+    spec: SceneSpec
+    image: np.ndarray
+    truth: SceneTruth
+    mask: np.ndarray
+
+
+def render_clean(spec: SceneSpec, camera: CameraModel = DEFAULT_CAMERA) -> CleanRender:
+    """Everything of :func:`render` but the sensor noise; :func:`expose` adds it.
+
+    A camera that shows one scene for many frames draws it once and exposes it
+    per frame: ``expose(render_clean(spec, cam), rng)`` equals ``render(spec, cam, rng=rng)``
+    bit for bit, drawing the same numbers from ``rng``.
     """
     img, mask = _floor(spec, camera)
     objects = _draw_objects(img, spec, camera) if spec.objects else ()
     _draw_occluders(img, spec)
-    noise_rng = rng if rng is not None else np.random.default_rng(spec.noise_seed)
-    image = _camera_effects(img, spec, noise_rng)
+    image = _optics(img, spec)
+    image.flags.writeable = False
     lane = LaneTruth(
         offset_m=float(spec.offset_m),
         heading_rad=float(spec.heading_rad),
@@ -206,4 +228,23 @@ def render_with_mask(
         left_visible=spec.left_visible,
         right_visible=spec.right_visible,
     )
-    return image, SceneTruth(lane=lane, objects=objects), mask
+    return CleanRender(spec, image, SceneTruth(lane=lane, objects=objects), mask)
+
+
+def expose(clean: CleanRender, rng: np.random.Generator | None = None) -> np.ndarray:
+    """One H x W x 3 uint8 BGR frame of ``clean``: fresh sensor noise from ``rng``
+    (default: the scene's ``noise_seed``)."""
+    noise_rng = rng if rng is not None else np.random.default_rng(clean.spec.noise_seed)
+    return _sensor(clean.image.copy(), clean.spec, noise_rng)
+
+
+def render_with_mask(
+    spec: SceneSpec, camera: CameraModel = DEFAULT_CAMERA, *, rng: np.random.Generator | None = None
+) -> tuple[np.ndarray, SceneTruth, np.ndarray]:
+    """Like :func:`render`, also returning the H x W x 2 float32 line-coverage mask.
+
+    Mask channel 0 is the left line, 1 the right line (0..1 coverage, before blur;
+    only lines that count as visible in the truth).
+    """
+    clean = render_clean(spec, camera)
+    return expose(clean, rng), clean.truth, clean.mask
