@@ -208,18 +208,11 @@ class CleanRender:
     mask: np.ndarray
 
 
-def render_clean(spec: SceneSpec, camera: CameraModel = DEFAULT_CAMERA) -> CleanRender:
-    """Everything of :func:`render` but the sensor noise; :func:`expose` adds it.
-
-    A camera that shows one scene for many frames draws it once and exposes it
-    per frame: ``expose(render_clean(spec, cam), rng)`` equals ``render(spec, cam, rng=rng)``
-    bit for bit, drawing the same numbers from ``rng``.
-    """
+def _draw(spec: SceneSpec, camera: CameraModel) -> tuple[np.ndarray, SceneTruth, np.ndarray]:
+    """The scene up to its sensor noise: (float32 image after lighting and blur, truth, line mask)."""
     img, mask = _floor(spec, camera)
     objects = _draw_objects(img, spec, camera) if spec.objects else ()
     _draw_occluders(img, spec)
-    image = _optics(img, spec)
-    image.flags.writeable = False
     lane = LaneTruth(
         offset_m=float(spec.offset_m),
         heading_rad=float(spec.heading_rad),
@@ -228,14 +221,29 @@ def render_clean(spec: SceneSpec, camera: CameraModel = DEFAULT_CAMERA) -> Clean
         left_visible=spec.left_visible,
         right_visible=spec.right_visible,
     )
-    return CleanRender(spec, image, SceneTruth(lane=lane, objects=objects), mask)
+    return _optics(img, spec), SceneTruth(lane=lane, objects=objects), mask
+
+
+def _noise_rng(spec: SceneSpec, rng: np.random.Generator | None) -> np.random.Generator:
+    return rng if rng is not None else np.random.default_rng(spec.noise_seed)
+
+
+def render_clean(spec: SceneSpec, camera: CameraModel = DEFAULT_CAMERA) -> CleanRender:
+    """Everything of :func:`render` but the sensor noise; :func:`expose` adds it.
+
+    A camera that shows one scene for many frames draws it once and exposes it
+    per frame: ``expose(render_clean(spec, cam), rng)`` equals ``render(spec, cam, rng=rng)``
+    bit for bit, drawing the same numbers from ``rng``.
+    """
+    image, truth, mask = _draw(spec, camera)
+    image.flags.writeable = False
+    return CleanRender(spec, image, truth, mask)
 
 
 def expose(clean: CleanRender, rng: np.random.Generator | None = None) -> np.ndarray:
     """One H x W x 3 uint8 BGR frame of ``clean``: fresh sensor noise from ``rng``
     (default: the scene's ``noise_seed``)."""
-    noise_rng = rng if rng is not None else np.random.default_rng(clean.spec.noise_seed)
-    return _sensor(clean.image.copy(), clean.spec, noise_rng)
+    return _sensor(clean.image.copy(), clean.spec, _noise_rng(clean.spec, rng))
 
 
 def render_with_mask(
@@ -246,5 +254,5 @@ def render_with_mask(
     Mask channel 0 is the left line, 1 the right line (0..1 coverage, before blur;
     only lines that count as visible in the truth).
     """
-    clean = render_clean(spec, camera)
-    return expose(clean, rng), clean.truth, clean.mask
+    image, truth, mask = _draw(spec, camera)
+    return _sensor(image, spec, _noise_rng(spec, rng)), truth, mask  # in place: this image is drawn for one frame
