@@ -308,6 +308,32 @@ def cmd_eval_worlds(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_ablate_world(args: argparse.Namespace) -> int:
+    """Score a bundle on our randomized world with every factor, then without each in turn."""
+    from seedcam_tools.world_ablation import ablate_world, format_ablation
+
+    factors = args.factors.split(",") if args.factors else None
+
+    def progress(name: str) -> None:
+        if not args.quiet:
+            print(f"{args.task}: {name} ({args.frames} frames)", file=sys.stderr, flush=True)
+
+    report = ablate_world(
+        args.models,
+        args.task,
+        frames=args.frames,
+        block=args.block,
+        factors=factors,
+        precision=args.precision,
+        progress=progress,
+    )
+    print(format_ablation(report))
+    if args.json is not None:
+        args.json.write_text(json.dumps(report, indent=2) + "\n")
+        print(f"wrote {args.json}")
+    return EXIT_OK
+
+
 def _plain(value: object) -> object:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return dataclasses.asdict(value)
@@ -467,6 +493,26 @@ def _parser() -> argparse.ArgumentParser:
     worlds.add_argument("--samples", type=int, default=1000, help="frames per world (default 1000)")
     worlds.add_argument("--tasks", default="detect,ocr,lane", help="which bundles (default detect,ocr,lane)")
     worlds.set_defaults(func=cmd_eval_worlds)
+
+    from seedcam_tools.world import WORLD_FACTORS
+    from seedcam_tools.world_ablation import ABLATION_BLOCK, ABLATION_TASKS
+
+    ablate = commands.add_parser(
+        "ablate-world",
+        help="what each factor of our randomized world costs a bundle: held-out frames with and without it",
+        description="factors: " + "; ".join(f"{name}: {what}" for name, what in WORLD_FACTORS.items()),
+    )
+    ablate.add_argument("--task", choices=ABLATION_TASKS, required=True)
+    ablate.add_argument("--models", type=Path, default=Path("models"), help="folder of bundle folders")
+    ablate.add_argument("--frames", type=int, default=300, help="held-out frames per run (default 300)")
+    ablate.add_argument(
+        "--block", type=int, default=ABLATION_BLOCK, help=f"held-out seed block (default {ABLATION_BLOCK})"
+    )
+    ablate.add_argument("--factors", help="comma-separated factors to leave out one at a time (default: all)")
+    ablate.add_argument("--precision", choices=("int8", "float32"), default="int8")
+    ablate.add_argument("--json", type=Path, help="also write the report as JSON")
+    ablate.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+    ablate.set_defaults(func=cmd_ablate_world)
 
     clf = commands.add_parser("train-classifier", help="train an image classifier from DATA/<class>/<image> folders")
     clf.add_argument("--data", type=Path, required=True, help="training images, one subfolder per class")

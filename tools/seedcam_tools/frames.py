@@ -17,7 +17,7 @@ state. Sources:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -98,12 +98,14 @@ def classic_frames(first_seed: int, count: int) -> Iterator[LabelledFrame]:
         )
 
 
-def random_world_frames(first_seed: int, count: int, *, plate_focus: bool = False) -> Iterator[LabelledFrame]:
-    """Frames of the randomized training world (our world, widened)."""
+def random_world_frames(
+    first_seed: int, count: int, *, plate_focus: bool = False, without: Collection[str] = ()
+) -> Iterator[LabelledFrame]:
+    """Frames of the randomized training world (our world, widened), ``without`` some of its factors."""
     from .world import render_world_scene
 
     for seed in range(first_seed, first_seed + count):
-        s = render_world_scene(seed, plate_focus=plate_focus)
+        s = render_world_scene(seed, plate_focus=plate_focus, without=without)
         objects = tuple(FrameObject(o.label, o.box, o.difficult, o.text) for o in s.objects)
         lane = FrameLane(s.lane.offset_m, s.lane.heading_rad, s.lane.curvature_per_m, s.lane.status)
         yield LabelledFrame(f"{'plate' if plate_focus else 'world'}-{seed}", s.image, objects, lane)
@@ -126,19 +128,25 @@ WORLDS = ("classic", "random", "other")
 _HELDOUT_SEED_BASE = 10_000_000
 
 
-def heldout_frames(world: str, block: int, count: int, *, plate_focus: bool = False) -> Iterator[LabelledFrame]:
+def heldout_frames(
+    world: str, block: int, count: int, *, plate_focus: bool = False, without: Collection[str] = ()
+) -> Iterator[LabelledFrame]:
     """``count`` held-out frames of seed block ``block`` (seeds ``base + block * 1_000_000 + k``) of a world.
 
     Our worlds' held-out seeds start at 10 000 000; the other world has no training seeds at
     all, its blocks start at 0. Block 0 goes into the bundles' metrics.json, block 1 into the tests.
+    ``without``: factors of the randomized world to leave out (``random`` only; see
+    :data:`seedcam_tools.world.WORLD_FACTORS`).
     """
     if block < 0 or not 0 < count <= 1_000_000:
         raise ValueError("block must be >= 0 and count within 1..1_000_000")
+    if without and world != "random":
+        raise ValueError(f"only the random world has factors to leave out, not the {world!r} world")
     if world == "other":
         return other_world_frames(block * 1_000_000, count)
     first = _HELDOUT_SEED_BASE + block * 1_000_000
     if world == "random":
-        return random_world_frames(first, count, plate_focus=plate_focus)
+        return random_world_frames(first, count, plate_focus=plate_focus, without=without)
     if world == "classic":
         return classic_frames(first, count)
     raise ValueError(f"world must be one of {WORLDS}, not {world!r}")

@@ -8,6 +8,7 @@ from .assets import WorldAssetsMissing, font_paths
 from .scene import (
     IN_VIEW_PIXELS,
     LABELS,
+    WORLD_FACTORS,
     WorldLane,
     WorldObject,
     WorldScene,
@@ -19,6 +20,7 @@ from .scene import (
 __all__ = [
     "IN_VIEW_PIXELS",
     "LABELS",
+    "WORLD_FACTORS",
     "WorldAssetsMissing",
     "WorldLane",
     "WorldObject",

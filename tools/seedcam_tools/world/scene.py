@@ -19,6 +19,11 @@ On top of it this module composes:
 * camera effects: exposure, white balance, gamma, vignetting, motion and defocus
   blur, noise, JPEG, small roll.
 
+Every one of those factors can be switched off for a diagnosis (:data:`WORLD_FACTORS`,
+``render_world_scene(seed, without=...)``): the scene still makes every random draw it
+would have made, so a scene without one factor is the same scene in everything else
+(``seedcam-tools ablate-world`` scores a model on both and reports what each factor costs).
+
 Truth: every labelled object's box (the face's pixels, clipped to the frame), with a
 ``difficult`` flag for objects too small, too far out of the frame or too occluded
 to be fair targets (training ignores them; evaluation does not count them); the
@@ -30,6 +35,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Collection
 from dataclasses import dataclass
 
 import cv2
@@ -46,6 +52,7 @@ from .lines import draw_line_look, paint_boundaries, without_boundaries
 __all__ = [
     "IN_VIEW_PIXELS",
     "LABELS",
+    "WORLD_FACTORS",
     "WorldLane",
     "WorldObject",
     "WorldScene",
@@ -57,6 +64,20 @@ __all__ = [
 LABELS: tuple[str, ...] = ("stop", "speed_limit", "turn_left", "turn_right", "crossing", "parking", "plate")
 #: a boundary line is in view when at least this many pixels are painted >= 50 %
 IN_VIEW_PIXELS = 60
+#: what can be switched off in a scene (``render_world_scene(without=...)``) -> what it is
+WORLD_FACTORS: dict[str, str] = {
+    "camera_jitter": "camera pitch and height other than the board's",
+    "bends": "curves that tighten or open ahead",
+    "line_looks": "paint and tape boundaries (colours, dashes, wear, ragged edges)",
+    "extra_lines": "a dashed centre marking, a neighbouring lane's line",
+    "floor_texture": "photographic floor textures",
+    "background": "photographs and textures instead of the flat wall",
+    "objects": "the labelled objects (signs, plates; lane scenes only)",
+    "distractors": "posters, cones, shapes and cut-outs that are none of the labels",
+    "face_wear": "fading, dirt and glare on faces",
+    "camera_effects": "exposure, white balance, gamma, vignetting, blur, noise, JPEG",
+    "roll": "a small camera roll",
+}
 _MARGIN = 64  # off-frame margin (px) used to measure how much of a face is out of the frame
 _PLATE_ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 #: camera variants (pitch degrees, height metres): a few, so the floor rays stay cached
@@ -235,11 +256,11 @@ class _Placed:
 _LEGIBLE_PLATE_PX = (40.0, 14.0)
 
 
-def _plate_in_view(rng: np.random.Generator, camera: CameraModel) -> _Placed:
+def _plate_in_view(rng: np.random.Generator, camera: CameraModel, *, wear: bool = True) -> _Placed:
     """A legible plate fully in the frame, 0.22..0.6 m ahead (the OCR world)."""
     w, h = camera.width, camera.height
     for _ in range(40):
-        p = _random_placed(rng, "plate", forward_range=(0.22, 0.6), max_yaw=0.7)
+        p = _random_placed(rng, "plate", forward_range=(0.22, 0.6), max_yaw=0.7, wear=wear)
         uv, depth = camera.project(p.corners)
         inside = uv[:, 0].min() >= 2 and uv[:, 0].max() <= w - 3 and uv[:, 1].min() >= 2 and uv[:, 1].max() <= h - 3
         size = uv.max(axis=0) - uv.min(axis=0)
@@ -254,6 +275,7 @@ def _random_placed(
     *,
     forward_range: tuple[float, float] | None = None,
     max_yaw: float = 0.9,
+    wear: bool = True,
 ) -> _Placed:
     text = ""
     if label == "plate":
@@ -261,7 +283,8 @@ def _random_placed(
     elif label == "speed_limit":
         text = str(int(rng.choice([5, 10, 15, 20, 25, 30, 40, 50, 60, 70, 80, 100, 120])))
     face = object_face(rng, label, text) if label else distractor_face(rng)
-    face = weather(rng, face)
+    worn = weather(rng, face)
+    face = worn if wear else face
     if label == "plate":
         height = float(rng.uniform(0.025, 0.07))
         far = 1.5
@@ -400,7 +423,9 @@ def _truth(p: _Placed, full: np.ndarray, seen: np.ndarray, w: int, h: int) -> Wo
     return WorldObject(p.label or "", box, p.text, bool(difficult), p.forward)
 
 
-def render_world_scene(seed: int, *, objects: bool = True, plate_focus: bool = False) -> WorldScene:
+def render_world_scene(
+    seed: int, *, objects: bool = True, plate_focus: bool = False, without: Collection[str] = ()
+) -> WorldScene:
     """Render scene ``seed`` of the randomized world (a pure function of ``seed`` and the flags).
 
     Args:
@@ -408,45 +433,72 @@ def render_world_scene(seed: int, *, objects: bool = True, plate_focus: bool = F
         plate_focus: the OCR world: exactly one labelled object, a legible plate
             (at least 40 x 14 px) fully in the frame 0.22..0.6 m ahead with nothing
             in front of it (``objects[0]``), a few distractors behind, milder blur.
+        without: factors of :data:`WORLD_FACTORS` to leave out (for a diagnosis, never for
+            training); every random draw is still made, so the rest of the scene is unchanged.
+
+    Raises:
+        ValueError: a negative seed, or a factor that is not one of :data:`WORLD_FACTORS`
+            (``objects`` with ``plate_focus``: the OCR world is its plate).
     """
     if seed < 0:
         raise ValueError("seed must be >= 0")
+    off = frozenset(without)
+    unknown = sorted(off - WORLD_FACTORS.keys())
+    if unknown:
+        raise ValueError(f"unknown world factor(s) {', '.join(unknown)}; known: {', '.join(WORLD_FACTORS)}")
+    if plate_focus and "objects" in off:
+        raise ValueError("the OCR world (plate_focus) cannot be rendered without its objects")
     rng = np.random.default_rng([seed, 0x0C4 if plate_focus else 0x5EED])
-    camera = _CAMERAS[int(rng.integers(len(_CAMERAS)))] if rng.random() < 0.6 else DEFAULT_CAMERA
-    spec = dataclasses.replace(_lane_spec(rng), curvature_rate_per_m2=_bend(seed, plate_focus))
-    look = draw_line_look(seed, plate_focus, spec.floor_bgr)
+    drawn_camera = _CAMERAS[int(rng.integers(len(_CAMERAS)))] if rng.random() < 0.6 else DEFAULT_CAMERA
+    camera = DEFAULT_CAMERA if "camera_jitter" in off else drawn_camera
+    bend = 0.0 if "bends" in off else _bend(seed, plate_focus)
+    spec = dataclasses.replace(_lane_spec(rng), curvature_rate_per_m2=bend)
+    look = None if "line_looks" in off else draw_line_look(seed, plate_focus, spec.floor_bgr)
     if look is None:
         image, _, mask = render_with_mask(spec, camera, rng=rng)
     else:
         image, _, _ = render_with_mask(without_boundaries(spec, look), camera, rng=rng)
         mask = paint_boundaries(image, spec, camera, look)
-    _extra_lines(image, spec, camera, rng)
+
+    def canvas(factor: str) -> np.ndarray:
+        """The frame, or a scratch copy that a factor switched off draws on (its draws still made)."""
+        return image.copy() if factor in off else image
+
+    _extra_lines(canvas("extra_lines"), spec, camera, rng)
     if rng.random() < 0.5:
-        _texture_floor(image, camera, rng)
+        _texture_floor(canvas("floor_texture"), camera, rng)
     if rng.random() < 0.8:
-        _background(image, camera, rng)
+        _background(canvas("background"), camera, rng)
+    wear = "face_wear" not in off
     placed: list[_Placed] = []
     if plate_focus:
-        plate = _plate_in_view(rng, camera)
+        plate = _plate_in_view(rng, drawn_camera, wear=wear)
         placed.append(plate)
         for _ in range(int(rng.choice([0, 1, 2]))):
-            d = _random_placed(rng, None)
+            d = _random_placed(rng, None, wear=wear)
             if d.forward > plate.forward + 0.05:
                 placed.append(d)
     elif objects:
         for _ in range(int(rng.choice([0, 1, 1, 2, 2, 3, 4]))):
-            p = _random_placed(rng, LABELS[int(rng.integers(len(LABELS)))])
+            p = _random_placed(rng, LABELS[int(rng.integers(len(LABELS)))], wear=wear)
             placed.append(p)
             if p.label == "plate" and p.corners[2, 2] < 0.1 and rng.random() < 0.4:
                 placed.append(_box_behind(rng, p))
         for _ in range(int(rng.choice([0, 1, 1, 2, 3, 4]))):
-            placed.append(_random_placed(rng, None))
+            placed.append(_random_placed(rng, None, wear=wear))
+    if "objects" in off:
+        placed = [p for p in placed if p.label is None]
+    if "distractors" in off:
+        placed = [p for p in placed if p.label is not None]
     visible = _compose(image, placed, camera) if placed else []
-    image = _camera_effects(image, rng, mild=plate_focus)
+    effects = _camera_effects(image, rng, mild=plate_focus)
+    image = image if "camera_effects" in off else effects
     if rng.random() < 0.5:
-        alphas = [a for _, full, seen in visible for a in (full, seen)]
-        image, mask = _roll(image, mask, alphas, float(rng.uniform(-3.0, 3.0)))
-        visible = [(p, alphas[2 * i], alphas[2 * i + 1]) for i, (p, _, _) in enumerate(visible)]
+        deg = float(rng.uniform(-3.0, 3.0))
+        if "roll" not in off:
+            alphas = [a for _, full, seen in visible for a in (full, seen)]
+            image, mask = _roll(image, mask, alphas, deg)
+            visible = [(p, alphas[2 * i], alphas[2 * i + 1]) for i, (p, _, _) in enumerate(visible)]
     h, w = image.shape[:2]
     truths = [_truth(p, full, seen, w, h) for p, full, seen in visible]
     lane = WorldLane(spec.offset_m, spec.heading_rad, spec.curvature_per_m, spec.lane_width_m, *lines_in_view(mask))
