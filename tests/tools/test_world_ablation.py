@@ -88,6 +88,10 @@ def test_ablation_scores_the_same_seeds_with_and_without_each_factor() -> None:
     gains = [-report["without"][f]["change"]["offset_mae_m"] for f in ("roll", "background")]
     first = ("roll", "background")[int(np.argmax(gains))]
     assert table[3].startswith(f"without {first}"), table  # the factor that costs the model most comes first
+    plain = lane_on_frames(MODELS / "lane", heldout_frames("random", 4, 24, without=["roll", "background"]))
+    assert report["without_all"]["factors"] == ["roll", "background"]
+    assert report["without_all"]["figures"]["offset_mae_m"] == pytest.approx(plain["offset_mae_m"])
+    assert table[5].startswith("without all of them")
 
 
 def test_the_cli_writes_the_report_and_refuses_a_factor_with_a_clear_error(

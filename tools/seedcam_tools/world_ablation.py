@@ -120,7 +120,8 @@ def ablate_world(
 
     Returns:
         ``{"task", "model", "precision", "world", "seed_block", "frames", "all": figures,
-        "without": {factor: {"figures": figures, "change": figure without - figure with}}}``;
+        "without": {factor: {"figures": figures, "change": figure without - figure with}},
+        "without_all": the same for the frames without every chosen factor at once (two or more)}``;
         figures are the raw ones of :mod:`seedcam_tools.frame_eval` (metres, fractions).
 
     Raises:
@@ -142,7 +143,7 @@ def ablate_world(
         tell(f"without {factor}")
         figures = _score(task, bundle, block, frames, precision, (factor,))
         without[factor] = {"figures": figures, "change": {k: figures[k] - baseline[k] for k in figures}}
-    return {
+    report: dict[str, Any] = {
         "task": task,
         "model": f"{manifest.id} {manifest.version}",
         "precision": precision,
@@ -152,6 +153,15 @@ def ablate_world(
         "all": baseline,
         "without": without,
     }
+    if len(chosen) > 1:
+        tell(f"without all {len(chosen)} of them")
+        figures = _score(task, bundle, block, frames, precision, chosen)
+        report["without_all"] = {
+            "factors": list(chosen),
+            "figures": figures,
+            "change": {k: figures[k] - baseline[k] for k in figures},
+        }
+    return report
 
 
 def _gain(report: dict[str, Any], factor: str) -> float:
@@ -169,19 +179,23 @@ def format_ablation(report: dict[str, Any]) -> str:
         text = f"{value * figure.scale:+.2f}" if signed else f"{value * figure.scale:.2f}"
         return f"{text} {figure.unit}".rstrip()
 
+    def row(name: str, entry: dict[str, Any]) -> list[str]:
+        return [
+            name,
+            *(
+                f"{cell(f, entry['figures'][f.name])} ({cell(f, entry['change'][f.name], signed=True)})"
+                for f in figures
+            ),
+        ]
+
     header = ["frames", *(f.heading for f in figures)]
     rows = [["all factors", *(cell(f, report["all"][f.name]) for f in figures)]]
-    for factor in sorted(report["without"], key=lambda name: -_gain(report, name)):
-        entry = report["without"][factor]
-        rows.append(
-            [
-                f"without {factor}",
-                *(
-                    f"{cell(f, entry['figures'][f.name])} ({cell(f, entry['change'][f.name], signed=True)})"
-                    for f in figures
-                ),
-            ]
-        )
+    rows += [
+        row(f"without {name}", report["without"][name])
+        for name in sorted(report["without"], key=lambda n: -_gain(report, n))
+    ]
+    if "without_all" in report:
+        rows.append(row("without all of them", report["without_all"]))
     widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
     lines = [
         "  ".join(text.ljust(width) for text, width in zip(row, widths, strict=True)).rstrip()
