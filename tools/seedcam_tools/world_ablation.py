@@ -97,6 +97,10 @@ def _score(
     return {"given_box_line_accuracy": float(ocr.get("line_accuracy", 0.0))}
 
 
+def _entry(figures: dict[str, float], baseline: dict[str, float]) -> dict[str, Any]:
+    return {"figures": figures, "change": {k: figures[k] - baseline[k] for k in figures}}
+
+
 def ablate_world(
     models_dir: str | Path,
     task: str,
@@ -142,7 +146,7 @@ def ablate_world(
     for factor in chosen:
         tell(f"without {factor}")
         figures = _score(task, bundle, block, frames, precision, (factor,))
-        without[factor] = {"figures": figures, "change": {k: figures[k] - baseline[k] for k in figures}}
+        without[factor] = _entry(figures, baseline)
     report: dict[str, Any] = {
         "task": task,
         "model": f"{manifest.id} {manifest.version}",
@@ -156,11 +160,7 @@ def ablate_world(
     if len(chosen) > 1:
         tell(f"without all {len(chosen)} of them")
         figures = _score(task, bundle, block, frames, precision, chosen)
-        report["without_all"] = {
-            "factors": list(chosen),
-            "figures": figures,
-            "change": {k: figures[k] - baseline[k] for k in figures},
-        }
+        report["without_all"] = {"factors": list(chosen), **_entry(figures, baseline)}
     return report
 
 
