@@ -25,7 +25,10 @@ SAME_BOXES = (
     "background",
     "distractors",
     "face_wear",
-    "camera_effects",
+    "exposure",
+    "blur",
+    "sensor_noise",
+    "jpeg",
 )
 
 

@@ -75,7 +75,10 @@ WORLD_FACTORS: dict[str, str] = {
     "objects": "the labelled objects (signs, plates; lane scenes only)",
     "distractors": "posters, cones, shapes and cut-outs that are none of the labels",
     "face_wear": "fading, dirt and glare on faces",
-    "camera_effects": "exposure, white balance, gamma, vignetting, blur, noise, JPEG",
+    "exposure": "exposure, white balance, gamma and vignetting of the camera",
+    "blur": "motion and defocus blur",
+    "sensor_noise": "sensor noise",
+    "jpeg": "JPEG compression",
     "roll": "a small camera roll",
 }
 _MARGIN = 64  # off-frame margin (px) used to measure how much of a face is out of the frame
@@ -364,33 +367,54 @@ def _compose(
     return visible
 
 
-def _camera_effects(img: np.ndarray, rng: np.random.Generator, *, mild: bool = False) -> np.ndarray:
-    """Exposure, white balance, gamma, vignetting, blur, noise, JPEG (``mild``: less blur and JPEG loss)."""
-    x = img.astype(np.float32) / 255.0
-    x *= np.float32(np.exp(rng.normal(0.0, 0.3)))  # exposure
-    x *= rng.uniform(0.85, 1.15, 3).astype(np.float32)  # white balance
-    np.clip(x, 0.0, 1.0, out=x)
-    x = np.power(x, np.float32(rng.uniform(0.7, 1.4)))
+def _camera_effects(
+    img: np.ndarray, rng: np.random.Generator, *, mild: bool = False, skip: Collection[str] = ()
+) -> np.ndarray:
+    """Exposure, white balance, gamma, vignetting, blur, noise, JPEG (``mild``: less blur and JPEG loss).
+
+    ``skip``: camera factors of :data:`WORLD_FACTORS` not to apply (``exposure``, ``blur``,
+    ``sensor_noise``, ``jpeg``); their random draws are made all the same.
+    """
+    x: np.ndarray = img.astype(np.float32) / 255.0
+    exposure = np.float32(np.exp(rng.normal(0.0, 0.3)))
+    balance = rng.uniform(0.85, 1.15, 3).astype(np.float32)
+    if "exposure" not in skip:
+        x *= exposure
+        x *= balance
+        np.clip(x, 0.0, 1.0, out=x)
+    gamma = np.float32(rng.uniform(0.7, 1.4))
+    if "exposure" not in skip:
+        x = np.power(x, gamma)
     if rng.random() < 0.5:  # vignetting
-        h, w = x.shape[:2]
-        yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
-        r2 = ((xx - w / 2) / (w / 2)) ** 2 + ((yy - h / 2) / (h / 2)) ** 2
-        x *= (1.0 - np.float32(rng.uniform(0.1, 0.45)) * r2 / 2)[..., None]
-    if rng.random() < 0.25:
+        strength = np.float32(rng.uniform(0.1, 0.45))
+        if "exposure" not in skip:
+            h, w = x.shape[:2]
+            yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
+            r2 = ((xx - w / 2) / (w / 2)) ** 2 + ((yy - h / 2) / (h / 2)) ** 2
+            x *= (1.0 - strength * r2 / 2)[..., None]
+    if rng.random() < 0.25:  # motion blur
         k = int(rng.integers(2, 4 if mild else 7)) | 1
-        kernel: np.ndarray = np.zeros((k, k), np.float32)
-        kernel[k // 2, :] = 1.0
-        rot = cv2.getRotationMatrix2D(((k - 1) / 2, (k - 1) / 2), float(rng.uniform(-90, 90)), 1.0)
-        kernel = cv2.warpAffine(kernel, rot, (k, k))
-        x = cv2.filter2D(x, -1, kernel / max(kernel.sum(), 1e-6))
-    if rng.random() < 0.3:
-        x = cv2.GaussianBlur(x, (0, 0), float(rng.uniform(0.4, 0.9 if mild else 1.6)))
-    x += rng.standard_normal(x.shape, dtype=np.float32) * np.float32(rng.uniform(0.0, 0.05))
-    out = np.clip(x * 255.0 + 0.5, 0, 255).astype(np.uint8)
+        angle = float(rng.uniform(-90, 90))
+        if "blur" not in skip:
+            kernel: np.ndarray = np.zeros((k, k), np.float32)
+            kernel[k // 2, :] = 1.0
+            rot = cv2.getRotationMatrix2D(((k - 1) / 2, (k - 1) / 2), angle, 1.0)
+            kernel = cv2.warpAffine(kernel, rot, (k, k))
+            x = cv2.filter2D(x, -1, kernel / max(kernel.sum(), 1e-6))
+    if rng.random() < 0.3:  # defocus
+        sigma = float(rng.uniform(0.4, 0.9 if mild else 1.6))
+        if "blur" not in skip:
+            x = cv2.GaussianBlur(x, (0, 0), sigma)
+    noise = rng.standard_normal(x.shape, dtype=np.float32) * np.float32(rng.uniform(0.0, 0.05))
+    if "sensor_noise" not in skip:
+        x += noise
+    out: np.ndarray = np.clip(x * 255.0 + 0.5, 0, 255).astype(np.uint8)
     if rng.random() < 0.4:
-        ok, buf = cv2.imencode(".jpg", out, [cv2.IMWRITE_JPEG_QUALITY, int(rng.integers(45 if mild else 25, 90))])
-        if ok:
-            out = cv2.imdecode(buf, cv2.IMREAD_COLOR)
+        quality = int(rng.integers(45 if mild else 25, 90))
+        if "jpeg" not in skip:
+            ok, buf = cv2.imencode(".jpg", out, [cv2.IMWRITE_JPEG_QUALITY, quality])
+            decoded = cv2.imdecode(buf, cv2.IMREAD_COLOR) if ok else None
+            out = out if decoded is None else decoded
     return out
 
 
@@ -491,8 +515,7 @@ def render_world_scene(
     if "distractors" in off:
         placed = [p for p in placed if p.label is not None]
     visible = _compose(image, placed, camera) if placed else []
-    effects = _camera_effects(image, rng, mild=plate_focus)
-    image = image if "camera_effects" in off else effects
+    image = _camera_effects(image, rng, mild=plate_focus, skip=off)
     if rng.random() < 0.5:
         deg = float(rng.uniform(-3.0, 3.0))
         if "roll" not in off:
