@@ -76,7 +76,7 @@ def test_unknown_or_impossible_factors_are_refused_by_name() -> None:
 
 
 def test_ablation_scores_the_same_seeds_with_and_without_each_factor() -> None:
-    report = ablate_world(MODELS, "lane", frames=24, block=4, factors=["roll", "background"])
+    report = ablate_world(MODELS, "lane", frames=24, block=4, factors=["roll", "background"], add_one=True)
     assert report["model"].startswith("lane-v3 ") and report["frames"] == 24 and report["seed_block"] == 4
     full = lane_on_frames(MODELS / "lane", heldout_frames("random", 4, 24))
     assert report["all"]["offset_mae_m"] == pytest.approx(full["offset_mae_m"])
@@ -95,6 +95,12 @@ def test_ablation_scores_the_same_seeds_with_and_without_each_factor() -> None:
     assert report["without_all"]["factors"] == ["roll", "background"]
     assert report["without_all"]["figures"]["offset_mae_m"] == pytest.approx(plain["offset_mae_m"])
     assert table[5].startswith("without all of them")
+    only_roll = lane_on_frames(MODELS / "lane", heldout_frames("random", 4, 24, without=["background"]))
+    assert report["only"]["roll"]["figures"]["status_accuracy"] == pytest.approx(only_roll["status_accuracy"])
+    assert report["only"]["roll"]["change"]["offset_mae_m"] == pytest.approx(
+        only_roll["offset_mae_m"] - plain["offset_mae_m"]
+    )
+    assert {line.split()[2] for line in table[6:8]} == {"roll", "background"}  # "none but <factor>"
 
 
 def test_the_cli_writes_the_report_and_refuses_a_factor_with_a_clear_error(

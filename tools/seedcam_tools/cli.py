@@ -325,6 +325,7 @@ def cmd_ablate_world(args: argparse.Namespace) -> int:
         block=args.block,
         factors=factors,
         precision=args.precision,
+        add_one=args.add_one,
         progress=progress,
     )
     print(format_ablation(report))
@@ -510,6 +511,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     ablate.add_argument("--factors", help="comma-separated factors to leave out one at a time (default: all)")
     ablate.add_argument("--precision", choices=("int8", "float32"), default="int8")
+    ablate.add_argument(
+        "--add-one",
+        action="store_true",
+        help="also score the world with none of the factors but one, for each (what it costs on its own)",
+    )
     ablate.add_argument("--json", type=Path, help="also write the report as JSON")
     ablate.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     ablate.set_defaults(func=cmd_ablate_world)

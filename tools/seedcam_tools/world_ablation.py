@@ -109,6 +109,7 @@ def ablate_world(
     block: int = ABLATION_BLOCK,
     factors: Sequence[str] | None = None,
     precision: str = "int8",
+    add_one: bool = False,
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """Score ``task``'s bundle of ``models_dir`` with every world factor, then without each of ``factors``.
@@ -120,12 +121,15 @@ def ablate_world(
         block: the held-out seed block.
         factors: which factors to leave out, one at a time (default: all of :func:`task_factors`).
         precision: ``int8`` or ``float32``.
+        add_one: also score the frames without all of ``factors`` but one, for each of them: what
+            each factor costs on its own, where leaving one out shows what it costs among the others.
         progress: told the name of each run before it starts.
 
     Returns:
         ``{"task", "model", "precision", "world", "seed_block", "frames", "all": figures,
         "without": {factor: {"figures": figures, "change": figure without - figure with}},
-        "without_all": the same for the frames without every chosen factor at once (two or more)}``;
+        "without_all": the same for the frames without every chosen factor at once (two or more),
+        "only": {factor: figures and change against "without_all"} (``add_one``)}``;
         figures are the raw ones of :mod:`seedcam_tools.frame_eval` (metres, fractions).
 
     Raises:
@@ -161,14 +165,23 @@ def ablate_world(
         tell(f"without all {len(chosen)} of them")
         figures = _score(task, bundle, block, frames, precision, chosen)
         report["without_all"] = {"factors": list(chosen), **_entry(figures, baseline)}
+        if add_one:
+            only: dict[str, Any] = {}
+            for factor in chosen:
+                tell(f"only {factor} of them")
+                rest = tuple(f for f in chosen if f != factor)
+                only[factor] = _entry(_score(task, bundle, block, frames, precision, rest), figures)
+            report["only"] = only
     return report
 
 
-def _gain(report: dict[str, Any], factor: str) -> float:
-    """How much the first figure improves without ``factor`` (positive: the factor costs the model)."""
+def _cost(report: dict[str, Any], section: str, factor: str) -> float:
+    """How much ``factor`` costs the first figure in ``section`` (``without``: leaving it out
+    improves it by this much; ``only``: adding it alone to the plain world worsens it by this much)."""
     first = _FIGURES[report["task"]][0]
-    change = report["without"][factor]["change"][first.name]
-    return float(change if first.higher_is_better else -change)
+    change = float(report[section][factor]["change"][first.name])
+    cost = change if first.higher_is_better else -change
+    return cost if section == "without" else -cost
 
 
 def format_ablation(report: dict[str, Any]) -> str:
@@ -192,10 +205,14 @@ def format_ablation(report: dict[str, Any]) -> str:
     rows = [["all factors", *(cell(f, report["all"][f.name]) for f in figures)]]
     rows += [
         row(f"without {name}", report["without"][name])
-        for name in sorted(report["without"], key=lambda n: -_gain(report, n))
+        for name in sorted(report["without"], key=lambda n: -_cost(report, "without", n))
     ]
     if "without_all" in report:
         rows.append(row("without all of them", report["without_all"]))
+    rows += [
+        row(f"none but {name}", report["only"][name])
+        for name in sorted(report.get("only", {}), key=lambda n: -_cost(report, "only", n))
+    ]
     widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
     lines = [
         "  ".join(text.ljust(width) for text, width in zip(row, widths, strict=True)).rstrip()
@@ -204,7 +221,7 @@ def format_ablation(report: dict[str, Any]) -> str:
     lines.insert(1, "  ".join("-" * width for width in widths))
     lines.append(
         f"({report['model']}, {report['precision']}, {report['frames']} held-out frames of our randomized world, "
-        f"seed block {report['seed_block']}; in brackets: the change when the factor is left out, "
-        "in the figure's unit, % as points)"
+        f"seed block {report['seed_block']}; in brackets: the change from all factors when one is left out, "
+        "from none of them when only one is drawn, in the figure's unit, % as points)"
     )
     return "\n".join(lines)
