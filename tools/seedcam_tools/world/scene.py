@@ -377,13 +377,12 @@ def _camera_effects(
     """
     x: np.ndarray = img.astype(np.float32) / 255.0
     exposure = np.float32(np.exp(rng.normal(0.0, 0.3)))
-    balance = rng.uniform(0.85, 1.15, 3).astype(np.float32)
+    balance = rng.uniform(0.85, 1.15, 3).astype(np.float32)  # white balance
+    gamma = np.float32(rng.uniform(0.7, 1.4))
     if "exposure" not in skip:
         x *= exposure
         x *= balance
         np.clip(x, 0.0, 1.0, out=x)
-    gamma = np.float32(rng.uniform(0.7, 1.4))
-    if "exposure" not in skip:
         x = np.power(x, gamma)
     if rng.random() < 0.5:  # vignetting
         strength = np.float32(rng.uniform(0.1, 0.45))
