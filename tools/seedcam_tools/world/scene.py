@@ -495,6 +495,7 @@ def render_world_scene(
     wear = "face_wear" not in off
     placed: list[_Placed] = []
     if plate_focus:
+        # placed for the camera drawn, as the full scene is: its draws are the same without camera_jitter
         plate = _plate_in_view(rng, drawn_camera, wear=wear)
         placed.append(plate)
         for _ in range(int(rng.choice([0, 1, 2]))):
