@@ -7,7 +7,10 @@ once with every factor and once without each factor of
 scene in everything else (the world still makes every random draw), so each difference is
 a paired comparison on the same seeds: a factor whose removal improves the figures much is
 one the model has not learned to see through; one whose removal changes nothing is learned,
-or absent from too few of the frames to count.
+or absent from too few of the frames to count. With ``--add-one`` it also draws the world
+without any of the factors (its plain part) and with each one alone added back: what a
+factor costs on its own, where leaving it out shows what it costs among the others (costs
+that compound are larger left out than added alone).
 
 Only our world is ablated. The independent evaluation world is for judging models, never
 for deciding what to train on; diagnosing it factor by factor would be the same as tuning to it.
@@ -20,7 +23,6 @@ the OCR world's frames: one legible plate each).
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,8 +35,6 @@ from .frames import heldout_frames
 from .world import WORLD_FACTORS
 
 __all__ = ["ABLATION_BLOCK", "ABLATION_TASKS", "Figure", "ablate_world", "format_ablation", "task_factors"]
-
-log = logging.getLogger(__name__)
 
 #: the held-out seed block ablations use by default (0 is the metrics files', 1 the tests')
 ABLATION_BLOCK = 4
@@ -168,7 +168,7 @@ def ablate_world(
         if add_one:
             only: dict[str, Any] = {}
             for factor in chosen:
-                tell(f"only {factor} of them")
+                tell(f"none but {factor}")
                 rest = tuple(f for f in chosen if f != factor)
                 only[factor] = _entry(_score(task, bundle, block, frames, precision, rest), figures)
             report["only"] = only
@@ -213,10 +213,10 @@ def format_ablation(report: dict[str, Any]) -> str:
         row(f"none but {name}", report["only"][name])
         for name in sorted(report.get("only", {}), key=lambda n: -_cost(report, "only", n))
     ]
-    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
+    widths = [max(len(cells[i]) for cells in [header, *rows]) for i in range(len(header))]
     lines = [
-        "  ".join(text.ljust(width) for text, width in zip(row, widths, strict=True)).rstrip()
-        for row in [header, *rows]
+        "  ".join(text.ljust(width) for text, width in zip(cells, widths, strict=True)).rstrip()
+        for cells in [header, *rows]
     ]
     lines.insert(1, "  ".join("-" * width for width in widths))
     lines.append(
