@@ -237,6 +237,7 @@ def cmd_train_ocr(args: argparse.Namespace) -> int:
         + (f"--width-mult {args.width_mult:g} " if args.width_mult != 1.0 else "")
         + (f"--context-blocks {args.context_blocks} " if args.context_blocks != 3 else "")
         + (f"--residual-blocks {args.residual_blocks} " if args.residual_blocks else "")
+        + (f"--init-width-mult {args.init_width_mult:g} " if args.init_width_mult is not None else "")
         + f"--eval-samples {args.eval_samples}"
     )
     if args.keras is not None:  # bundle a model trained earlier
@@ -259,6 +260,7 @@ def cmd_train_ocr(args: argparse.Namespace) -> int:
             width_mult=args.width_mult,
             context_blocks=args.context_blocks,
             residual_blocks=args.residual_blocks,
+            init_width_mult=args.init_width_mult,
         )
         keras_path = work / "ocr.keras"
         info = {**trained.to_dict(), "command": command}
@@ -596,6 +598,13 @@ def _parser() -> argparse.ArgumentParser:
         default=0,
         help="residual 3x3 blocks after each of the two last stages (default 0, as ocr-v3); "
         "a shallower --init-from .tflite is deepened",
+    )
+    ocr.add_argument(
+        "--init-width-mult",
+        type=float,
+        metavar="W",
+        help="the channel multiplier the --init-from .tflite was trained at, when below --width-mult: "
+        "its network is widened to --width-mult computing the same function (Net2WiderNet), then trained",
     )
     ocr.add_argument("--keras", type=Path, help="skip training: bundle this trained ocr.keras")
     ocr.add_argument("--work", type=Path, help="folder for the Keras model and training logs")

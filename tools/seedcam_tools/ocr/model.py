@@ -29,6 +29,7 @@ import numpy as np
 from keras import layers
 
 from ..tflite_weights import TfliteWeightsError, load_tflite_weights
+from ..widen import widen
 from .data import NUM_CLASSES, OCR_INPUT, OCR_OUTPUTS, TIME_STEPS
 
 __all__ = ["BASE_CONTEXT_BLOCKS", "OCR_OUTPUTS", "RESIDUAL_PREFIX", "build_ocr_model", "deepen_ocr", "ocr_from_tflite"]
@@ -128,15 +129,36 @@ def deepen_ocr(shallow: keras.Model, *, width_mult: float, context_blocks: int, 
 
 
 def ocr_from_tflite(
-    path: str | Path, calibration: np.ndarray, *, width_mult: float, context_blocks: int, residual_blocks: int
+    path: str | Path,
+    calibration: np.ndarray,
+    *,
+    width_mult: float,
+    context_blocks: int,
+    residual_blocks: int,
+    file_width_mult: float | None = None,
 ) -> keras.Model:
-    """A Keras network of the given depth holding the weights of the float32 ``.tflite`` at ``path``.
+    """A Keras network of the given width and depth holding the weights of the float32 ``.tflite`` at ``path``.
 
-    The file holds either that architecture or ocr-v3's shallower one (then deepened).
+    The file holds either that architecture or ocr-v3's shallower one (then deepened). A file
+    of a narrower network (``file_width_mult``, below ``width_mult``) is loaded at its own width
+    and widened (:func:`~seedcam_tools.widen.widen`): the result computes about what it computes.
 
     Raises:
         TfliteWeightsError: the file fits neither.
+        WidenError: ``file_width_mult`` is above ``width_mult``.
     """
+    if file_width_mult is not None and file_width_mult != width_mult:
+        narrow = ocr_from_tflite(
+            path,
+            calibration,
+            width_mult=file_width_mult,
+            context_blocks=context_blocks,
+            residual_blocks=residual_blocks,
+        )
+        wide = build_ocr_model(width_mult, context_blocks=context_blocks, residual_blocks=residual_blocks)
+        widen(narrow, wide)
+        logging.getLogger(__name__).info("widened %s from x%g to x%g", Path(path).name, file_width_mult, width_mult)
+        return wide
     model = build_ocr_model(width_mult, context_blocks=context_blocks, residual_blocks=residual_blocks)
     shallow = (context_blocks, residual_blocks) != (BASE_CONTEXT_BLOCKS, 0)
     try:

@@ -69,6 +69,7 @@ class OcrTrainMetrics:
     width_mult: float = 1.0
     context_blocks: int = 3
     residual_blocks: int = 0
+    init_width_mult: float | None = None
 
     def to_dict(self) -> dict[str, float]:
         """As a JSON-friendly dict."""
@@ -187,13 +188,16 @@ def train_on_data(
     init_from: Path | None = None,
     context_blocks: int = 3,
     residual_blocks: int = 0,
+    init_width_mult: float | None = None,
 ) -> tuple[Any, dict[str, list[float]]]:
     """Train a fresh model on ``train``, or continue one: a saved ``.keras`` or a float32 ``.tflite`` at ``init_from``.
 
     Returns ``(keras model, history dict)``.
 
     A ``.tflite`` of a shallower network (``ocr-v3``: 3 context blocks, no residual blocks)
-    is deepened to ``context_blocks`` / ``residual_blocks`` (:func:`~.model.deepen_ocr`).
+    is deepened to ``context_blocks`` / ``residual_blocks`` (:func:`~.model.deepen_ocr`); one of a
+    narrower network (``init_width_mult``, the channel multiplier it was trained at) is widened to
+    ``width_mult`` (:func:`~seedcam_tools.widen.widen`).
 
     Adam with a short linear warm-up and cosine decay over ``epochs``, batches
     shuffled and (``augment``) varied by :func:`augment_batch`; deterministic for
@@ -217,6 +221,7 @@ def train_on_data(
             width_mult=width_mult,
             context_blocks=context_blocks,
             residual_blocks=residual_blocks,
+            file_width_mult=init_width_mult,
         )
     else:
         model = build_ocr_model(width_mult, context_blocks=context_blocks, residual_blocks=residual_blocks)
@@ -260,6 +265,7 @@ def train_ocr(
     width_mult: float = 1.0,
     context_blocks: int = 3,
     residual_blocks: int = 0,
+    init_width_mult: float | None = None,
 ) -> OcrTrainMetrics:
     """Generate plate crops, train, and save ``ocr.keras`` + ``train_metrics.json`` in ``out_dir``.
 
@@ -280,6 +286,8 @@ def train_ocr(
         width_mult: channel multiplier of a fresh model (1.0: the shipped width); ignored when continuing a ``.keras``.
         context_blocks, residual_blocks: depth of a fresh or deepened model (:func:`~.model.build_ocr_model`);
             ignored when continuing a ``.keras``.
+        init_width_mult: the channel multiplier of the ``init_from`` ``.tflite``'s network when it is
+            narrower than ``width_mult`` (it is then widened); None: the same width.
 
     Raises:
         ValueError: the training seeds would reach the validation seeds, or ``samples`` < 1.
@@ -308,6 +316,7 @@ def train_ocr(
         width_mult=width_mult,
         context_blocks=context_blocks,
         residual_blocks=residual_blocks,
+        init_width_mult=init_width_mult,
     )
     secs = time.monotonic() - t0
     model.save(out_dir / "ocr.keras")
@@ -329,6 +338,7 @@ def train_ocr(
         width_mult=width_mult,
         context_blocks=context_blocks,
         residual_blocks=residual_blocks,
+        init_width_mult=init_width_mult,
     )
     (out_dir / "train_metrics.json").write_text(json.dumps(metrics.to_dict(), indent=2) + "\n")
     return metrics
