@@ -130,3 +130,34 @@ def test_the_shipped_reader_widens_from_its_float_file() -> None:
         probs = reference.invoke(x[i : i + 1])["probs"][0]
         np.testing.assert_allclose(ours[i], probs, atol=0.05)
         np.testing.assert_array_equal(ours[i].argmax(-1), probs.argmax(-1))  # the same reading
+
+
+def test_lane_training_widens_the_shipped_file_it_starts_from() -> None:
+    """``train-lane --init-from lane_f32.tflite --init-width-mult 2 --width-mult 2.5`` trains the widened network."""
+    from seedcam_tools.lane.data import generate
+    from seedcam_tools.lane.train import train_on_data
+    from seedcam_tools.tflite_weights import TfliteWeightsError
+
+    data = generate(0, 32, workers=1, random_fraction=0.5)
+    shipped = MODELS / "lane" / "lane_f32.tflite"
+    model, history = train_on_data(
+        data, None, seed=0, epochs=1, batch_size=16, init_from=shipped, width_mult=2.5, blocks=2, init_width_mult=2.0
+    )
+    assert model.get_layer("s1_conv").kernel.shape[-1] == 40  # 16 x 2.5 (the shipped network: 32)
+    assert all(np.isfinite(history["loss"]))
+    with pytest.raises(TfliteWeightsError, match="not the same architecture"):  # the file is not of that width
+        train_on_data(data, None, seed=0, epochs=1, init_from=shipped, width_mult=2.5, blocks=2, init_width_mult=1.5)
+
+
+def test_detector_training_widens_the_shipped_file_it_starts_from() -> None:
+    """``train-detector --init-from detect_f32.tflite --init-width 1.5 --width 2``."""
+    from seedcam_tools.detect.data import generate
+    from seedcam_tools.detect.train import train_on_data
+
+    data = generate(0, 16, workers=1, random_fraction=0.5)
+    model = train_on_data(
+        data, seed=0, epochs=1, batch_size=8, init_from=MODELS / "detect" / "detect_f32.tflite", width=2.0,
+        init_width=1.5,
+    )  # fmt: skip
+    first = next(layer for layer in model.layers if type(layer).__name__ == "Conv2D")
+    assert first.kernel.shape[-1] == 24  # 12 x 2, rounded to 8 (the shipped network: 16)

@@ -73,6 +73,7 @@ def cmd_train_lane(args: argparse.Namespace) -> int:
         width_mult=args.width_mult,
         blocks=args.blocks,
         one_line_weight=args.one_line_weight,
+        init_width_mult=args.init_width_mult,
     )
     metrics = ship_lane_bundle(
         work / "lane.keras",
@@ -136,6 +137,7 @@ def cmd_train_detector(args: argparse.Namespace) -> int:
             random_fraction=args.random_world,
             own_data=args.data,
             own_fraction=args.data_fraction,
+            init_width=args.init_width,
         )
         keras_path = work / "detector.keras"
         if args.train_only:
@@ -391,6 +393,13 @@ def _parser() -> argparse.ArgumentParser:
         help="extra 3x3 convolutions per scale of a fresh model (default 2, lane-v3; lane-v2: 0)",
     )
     train.add_argument(
+        "--init-width-mult",
+        type=float,
+        metavar="W",
+        help="the channel scale the --init-from .tflite was trained at, when below --width-mult: "
+        "its network is widened to --width-mult computing the same function (Net2WiderNet), then trained",
+    )
+    train.add_argument(
         "--one-line-weight",
         type=float,
         default=1.0,
@@ -462,6 +471,13 @@ def _parser() -> argparse.ArgumentParser:
         "--init-from",
         type=Path,
         help="continue training from this saved detector.keras, or a shipped float32 .tflite, instead of fresh weights",
+    )
+    det.add_argument(
+        "--init-width",
+        type=float,
+        metavar="W",
+        help="the channel scale the --init-from .tflite was trained at, when below --width: "
+        "its network is widened to --width computing the same function (Net2WiderNet), then trained",
     )
     det.add_argument("--data", type=Path, help="your own labelled frames (YOLO folder or COCO .json) to mix in")
     det.add_argument(

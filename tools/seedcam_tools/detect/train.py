@@ -25,6 +25,7 @@ from seedcam_firmware.inference.boxes import iou_matrix
 from seedcam_firmware.inference.preprocess import normalise
 
 from ..tflite_weights import TfliteWeightsError, load_tflite_weights
+from ..widen import widen
 from .data import DETECT_INPUT, LABELS, VAL_SEED_BASE, DetectionData, data_from_frames, generate, mix
 from .model import ANCHOR_LEVELS, DETECTOR_BLOCKS, DETECTOR_WIDTH, build_detector, deepen
 
@@ -233,6 +234,7 @@ def train_on_data(
     blocks: int = DETECTOR_BLOCKS,
     checkpoint: Path | None = None,
     workers: int = 1,
+    init_width: float | None = None,
 ) -> Any:
     """Train a detector on ``train``; returns the Keras model.
 
@@ -242,8 +244,10 @@ def train_on_data(
     learning-rate decay with a short warm-up; deterministic for a given seed, data and start
     on the TensorFlow backend (other backends, e.g. JAX on a GPU, are seeded but not bit-exact).
     ``width`` scales the channels of a fresh detector and ``blocks`` adds residual
-    blocks per level (a ``.tflite`` start without them is deepened: :func:`deepen`);
-    ``checkpoint`` is saved after every epoch; ``workers`` threads build batches.
+    blocks per level (a ``.tflite`` start without them is deepened: :func:`deepen`); a ``.tflite``
+    start of a narrower network (``init_width``, the channel scale it was trained at) is widened
+    to ``width`` (:func:`~seedcam_tools.widen.widen`); ``checkpoint`` is saved after every epoch;
+    ``workers`` threads build batches.
     """
     import keras
 
@@ -261,7 +265,12 @@ def train_on_data(
     if init_from is None:
         model = build_detector(width=width, blocks=blocks)
     elif Path(init_from).suffix == ".tflite":  # a shipped bundle: its folded weights, BN statistics from our data
-        model = _detector_from_tflite(init_from, normalise(train.x[:256], DETECT_INPUT), width=width, blocks=blocks)
+        file_width = width if init_width is None else init_width
+        calibration = normalise(train.x[:256], DETECT_INPUT)
+        model = _detector_from_tflite(init_from, calibration, width=file_width, blocks=blocks)
+        if file_width != width:
+            narrow, model = model, build_detector(width=width, blocks=blocks)
+            widen(narrow, model)
     else:
         model = keras.models.load_model(init_from, custom_objects=CUSTOM_OBJECTS, compile=False)
     model.compile(
@@ -294,12 +303,14 @@ def train_detector(
     random_fraction: float = 0.0,
     own_data: Path | None = None,
     own_fraction: float = 0.3,
+    init_width: float | None = None,
 ) -> dict[str, Any]:
     """Generate data, train, and save ``detector.keras`` + ``train_metrics.json`` in ``out_dir``.
 
     With ``init_from`` the training continues from that saved detector; else a
     fresh one of channel scale ``width`` with ``blocks`` residual blocks per level
-    is trained. ``detector.keras`` is also
+    is trained; a ``.tflite`` ``init_from`` of a narrower network (``init_width``) is widened to
+    ``width``. ``detector.keras`` is also
     saved after every epoch, so an interrupted run keeps its last epoch.
     ``random_fraction`` of the training and validation scenes come from the
     randomized world (:mod:`seedcam_tools.world`), the rest from the classic one.
@@ -343,6 +354,7 @@ def train_detector(
         blocks=blocks,
         checkpoint=out_dir / "detector.keras",
         workers=workers,
+        init_width=init_width,
     )
     secs = time.monotonic() - t0  # detector.keras: saved by the checkpoint after the last epoch
     import keras  # loaded by the training by now; not before the scenes were rendered in forked workers
@@ -353,7 +365,8 @@ def train_detector(
         "epochs": epochs,
         "seed": seed,
         "lr": lr,
-        "width": width if init_from is None else None,
+        "width": width if init_from is None or init_width is not None else None,
+        "init_width": init_width,
         "residual_blocks": blocks,
         "batch_size": batch_size,
         "random_world_fraction": random_fraction,

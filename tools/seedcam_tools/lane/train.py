@@ -55,6 +55,7 @@ class LaneMetrics:
     width_mult: float = 1.0
     blocks: int = 0
     continued_from: str | None = None
+    init_width_mult: float | None = None
     one_line_weight: float = 1.0
     one_line_offset_mae_m: float | None = None
     one_line_heading_mae_rad: float | None = None
@@ -146,13 +147,16 @@ def train_on_data(
     width_mult: float = 1.0,
     blocks: int = 0,
     one_line_weight: float = 1.0,
+    init_width_mult: float | None = None,
 ):  # type: ignore[no-untyped-def]
     """Train a fresh model on ``train`` (or continue ``init_from``: a saved ``lane.keras``, or a
     float32 ``.tflite`` of the architecture ``width_mult`` and ``blocks`` shape); returns
     ``(keras model, history dict)``.
 
     Cosine learning-rate decay over ``epochs``; deterministic for a given seed and data.
-    ``width_mult`` and ``blocks`` shape a fresh model (:func:`~.model.build_lane_model`).
+    ``width_mult`` and ``blocks`` shape a fresh model (:func:`~.model.build_lane_model`); a
+    ``.tflite`` of a narrower network (``init_width_mult``, the channel scale it was trained at) is
+    widened to ``width_mult`` (:func:`~seedcam_tools.widen.widen`).
     ``one_line_weight`` weighs the lane-state loss of scenes with one line in view against those
     with both (1: the same; the AGV relies on them where a line is worn away or out of view).
     """
@@ -162,6 +166,7 @@ def train_on_data(
     from seedcam_firmware.inference.preprocess import normalise
 
     from ..tflite_weights import load_tflite_weights
+    from ..widen import widen
     from .model import build_lane_model
 
     keras.utils.set_random_seed(seed)
@@ -169,8 +174,12 @@ def train_on_data(
     if init_from is None:
         model = build_lane_model(width_mult, blocks)
     elif init_from.suffix == ".tflite":  # a shipped float32 file: no Keras file of its run needed
-        model = build_lane_model(width_mult, blocks)
+        file_width = width_mult if init_width_mult is None else init_width_mult
+        model = build_lane_model(file_width, blocks)
         load_tflite_weights(model, init_from, normalise(train.x[:256], LANE_INPUT))
+        if file_width != width_mult:
+            narrow, model = model, build_lane_model(width_mult, blocks)
+            widen(narrow, model)
     else:
         model = keras.models.load_model(
             init_from, custom_objects={"_state_loss": _state_loss, "_presence_loss": _presence_loss}, compile=False
@@ -214,6 +223,7 @@ def train_lane(
     width_mult: float = 1.0,
     blocks: int = 0,
     one_line_weight: float = 1.0,
+    init_width_mult: float | None = None,
 ) -> LaneMetrics:
     """Generate data, train, and save ``lane.keras`` + ``train_metrics.json`` in ``out_dir``.
 
@@ -231,6 +241,8 @@ def train_lane(
         lr: peak learning rate.
         width_mult, blocks: the shape of a fresh model (:func:`~.model.build_lane_model`).
         one_line_weight: lane-state loss weight of scenes with one line in view (both: 1).
+        init_width_mult: the channel scale of the ``init_from`` ``.tflite``'s network when it is
+            narrower than ``width_mult`` (it is then widened); None: the same scale.
     """
     if samples < 1 or first_scene < 0 or first_scene + samples > VAL_SEED_BASE:
         raise ValueError(f"training scene seeds must lie within 0..{VAL_SEED_BASE} (the validation seeds start there)")
@@ -251,6 +263,7 @@ def train_lane(
         width_mult=width_mult,
         blocks=blocks,
         one_line_weight=one_line_weight,
+        init_width_mult=init_width_mult,
     )
     secs = time.monotonic() - t0
     model.save(out_dir / "lane.keras")
@@ -265,6 +278,7 @@ def train_lane(
         width_mult=width_mult,
         blocks=blocks,
         continued_from=None if init_from is None else str(init_from),
+        init_width_mult=init_width_mult,
         one_line_weight=one_line_weight,
         **m,
     )
