@@ -25,6 +25,7 @@ Outputs = dict[str, tuple[int, ...]]
 
 __all__ = [
     "bundle_id",
+    "bundle_reference",
     "check_float_conversion",
     "manifest_for_file",
     "to_tflite",
@@ -200,6 +201,14 @@ def write_bundle(
 def bundle_id(family: str, version: str) -> str:
     """A bundle's model id: its family and the major number of its version (``lane``, ``3.1.0`` -> ``lane-v3``)."""
     return f"{family}-v{version.split('.')[0]}"
+
+
+def bundle_reference(out_dir: Path) -> str:
+    """How a ``metrics.json``'s commands name their bundle: its path from the working folder when it lies
+    within it (``models/ocr``), else a placeholder, so that no machine's own paths are written into a bundle."""
+    folder = Path(out_dir).resolve()
+    here = Path.cwd().resolve()
+    return str(folder.relative_to(here)) if folder.is_relative_to(here) else "<bundle folder>"
 
 
 def write_metrics(out_dir: Path, metrics: dict[str, Any]) -> None:

@@ -9,7 +9,7 @@ from typing import Any
 from seedcam_firmware.inference.preprocess import normalise
 from seedcam_firmware.scene import DEFAULT_CAMERA
 
-from ..export import bundle_id, write_bundle, write_metrics
+from ..export import bundle_id, bundle_reference, write_bundle, write_metrics
 from . import DETECT_VERSION
 from .data import DETECT_INPUT, HELDOUT_SEED_BASE, VAL_SEED_BASE, generate, make_sample
 from .evaluate import evaluate_detector, heldout_block
@@ -86,7 +86,8 @@ def ship_detector_bundle(
         "summary": {"metric": "mAP@0.5", "float32": results["float32"]["map50"], "int8": results["int8"]["map50"]},
         "acceptance": ACCEPTANCE,
         "training": train_info or {},
-        "reproduce": f"seedcam-tools eval-detector --model {out_dir} --precision int8 --samples {eval_samples}",
+        "reproduce": f"seedcam-tools eval-detector --model {bundle_reference(out_dir)} --precision int8 "
+        f"--samples {eval_samples}",
     }
     write_metrics(out_dir, metrics)
     return metrics

@@ -20,7 +20,7 @@ from seedcam_firmware.inference.preprocess import normalise
 from seedcam_firmware.inference.runtime import Model
 from seedcam_firmware.scene import DEFAULT_CAMERA
 
-from ..export import write_bundle, write_metrics
+from ..export import bundle_reference, write_bundle, write_metrics
 from .data import (
     ALPHABET,
     BLANK_INDEX,
@@ -246,8 +246,8 @@ def ship_ocr_bundle(
         "confidence_calibration": conf,
         "speed": speed,
         "training": train_info or {},
-        "reproduce": f"seedcam-tools eval-ocr --model {out_dir} --precision int8 --samples {eval_samples} "
-        f"--seed {eval_seed} --max-forward {ACCEPTANCE_LOOK.max_forward_m}",
+        "reproduce": f"seedcam-tools eval-ocr --model {bundle_reference(out_dir)} --precision int8 "
+        f"--samples {eval_samples} --seed {eval_seed} --max-forward {ACCEPTANCE_LOOK.max_forward_m}",
     }
     write_metrics(out_dir, metrics)
     return metrics
