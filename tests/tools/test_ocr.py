@@ -29,7 +29,7 @@ from seedcam_tools.ocr.data import (
     jitter_box,
     random_text,
 )
-from seedcam_tools.ocr.evaluate import edit_distance, line_metrics
+from seedcam_tools.ocr.evaluate import edit_distance, line_breakdown, line_metrics
 from seedcam_tools.ocr.ship import MIN_PLATE_WIDTH_PX, OCR_MANIFEST
 from seedcam_tools.ocr.train import augment_batch, read_texts
 
@@ -211,6 +211,32 @@ def test_greedy_readout_and_metrics() -> None:
     assert m["line_accuracy"] == 0.5 and m["cer"] == pytest.approx(2 / 14)
     with pytest.raises(ValueError):
         line_metrics(["A"], [])
+
+
+def test_line_breakdown_says_where_readings_go_wrong() -> None:
+    truth = ["AGV-042", "P00", "OTW", "K67PX3", "TL-Z3L", "ABC"]
+    read = ["AGV-042", "PO0", "OT-W", "K67PX3", "TL-ZL", "A8C"]
+    widths = [130.0, 50.0, 55.0, 70.0, 44.0, 90.0]
+    b = line_breakdown(read, truth, widths)
+    assert b["by_width_px"] == [
+        {"width_px": "0-60", "plates": 3, "line_accuracy": 0.0},
+        {"width_px": "60-80", "plates": 1, "line_accuracy": 1.0},
+        {"width_px": "80-120", "plates": 1, "line_accuracy": 0.0},
+        {"width_px": ">=120", "plates": 1, "line_accuracy": 1.0},
+    ]
+    assert b["by_text_length"] == [
+        {"characters": 3, "plates": 3, "line_accuracy": 0.0},
+        {"characters": 6, "plates": 2, "line_accuracy": 0.5},
+        {"characters": 7, "plates": 1, "line_accuracy": 1.0},
+    ]
+    assert b["errors"] == {
+        "dropped_characters": 1,
+        "added_characters": 1,
+        "wrong_characters": 2,
+        "confusions": [{"truth": "0", "read": "O", "count": 1}, {"truth": "B", "read": "8", "count": 1}],
+    }
+    with pytest.raises(ValueError, match="one width per plate"):
+        line_breakdown(read, truth, widths[:-1])
 
 
 def test_train_ocr_smoke_writes_a_valid_bundle(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -44,6 +44,10 @@ def test_ocr_on_a_world_it_was_not_tuned_on(world: str) -> None:
     r = ocr_on_frames(MODELS / "ocr", frames)["given_box"]
     assert r["plates"] >= 20
     assert r["line_accuracy"] >= OCR_FLOOR[world], r
+    by_width = r["breakdown"]["by_width_px"]  # every plate in one width bin, the bins' accuracy the whole's
+    assert sum(b["plates"] for b in by_width) == r["plates"]
+    right = sum(b["plates"] * b["line_accuracy"] for b in by_width if b["plates"])
+    assert right == pytest.approx(r["line_accuracy"] * r["plates"])
 
 
 def test_lane_on_the_independent_world() -> None:

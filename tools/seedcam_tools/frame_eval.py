@@ -30,7 +30,7 @@ from seedcam_firmware.inference.runtime import Model
 
 from .detect.data import data_from_frames
 from .frames import LabelledFrame
-from .ocr.evaluate import line_metrics
+from .ocr.evaluate import line_breakdown, line_metrics
 
 __all__ = ["IOU_MATCH", "OCR_MIN_WIDTH_PX", "detector_on_frames", "lane_on_frames", "ocr_on_frames"]
 
@@ -68,9 +68,11 @@ def ocr_on_frames(
     """Plate text accuracy of an OCR bundle on labelled frames.
 
     Returns ``given_box`` (plates >= ``min_width_px`` wide read from their true box, greedy
-    decoding, no confidence filter) and, with ``detect_bundle``, ``two_stage`` (every non-difficult
-    plate: found by the detect task, matched at IoU >= 0.5, read by the OCR task with its default
-    settings; a plate not found, or read wrong, or dropped below ``ocr.min_confidence``, is a miss).
+    decoding, no confidence filter; with where they go wrong, ``breakdown``:
+    :func:`~.ocr.evaluate.line_breakdown`) and, with ``detect_bundle``, ``two_stage`` (every
+    non-difficult plate: found by the detect task, matched at IoU >= 0.5, read by the OCR task with
+    its default settings; a plate not found, or read wrong, or dropped below ``ocr.min_confidence``,
+    is a miss).
     """
     from seedcam_firmware.tasks.detect import DetectTask
     from seedcam_firmware.tasks.ocr import OcrTask
@@ -83,6 +85,7 @@ def ocr_on_frames(
         detector = DetectTask(load_manifest(Path(detect_bundle), precision=precision), num_threads=1)
         ocr_task = OcrTask(manifest, detector=detector, num_threads=1)
     given_read, given_truth, staged_read, staged_truth = [], [], [], []
+    given_width: list[float] = []
     too_small = 0
     for f in frames:
         plates = [o for o in (f.objects or ()) if o.label == "plate" and not o.difficult]
@@ -98,6 +101,7 @@ def ocr_on_frames(
             probs = model.invoke(normalise(crop[None], manifest.input))["probs"][0]
             given_read.append(greedy_decode(probs, dec["alphabet"], int(dec["blank_index"])).text)
             given_truth.append(p.text)
+            given_width.append(float(p.box[2] - p.box[0]))
         if ocr_task is not None:
             lines = [  # (text, box): the OCR task gives each line its plate's box
                 (t.text, (t.box.x_min, t.box.y_min, t.box.x_max, t.box.y_max))
@@ -117,6 +121,7 @@ def ocr_on_frames(
         "narrower_plates_left_out": too_small,
         **(line_metrics(given_read, given_truth) if given_truth else {}),
         "errors": [f"{t} -> {r}" for r, t in zip(given_read, given_truth, strict=True) if r != t][:12],
+        "breakdown": line_breakdown(given_read, given_truth, given_width),
     }
     if ocr_task is not None:
         report["two_stage"] = {

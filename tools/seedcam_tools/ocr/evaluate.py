@@ -33,12 +33,17 @@ __all__ = [
     "evaluate_ocr",
     "evaluate_ocr_on",
     "heldout_data",
+    "line_breakdown",
     "line_metrics",
 ]
 
 #: the acceptance look: plates up to 0.55 m (>= ~44 px wide, >= ~5 px per character of the longest
 #: texts); farther plates are trained on and reported, but often illegible at 320 x 240
 ACCEPTANCE_LOOK = Look(max_forward_m=0.55)
+#: plate widths (frame pixels) where :func:`line_breakdown`'s width bins start
+WIDTH_BINS_PX = (60, 80, 120)
+#: how many of the most frequent (truth, read) character pairs :func:`line_breakdown` lists
+TOP_CONFUSIONS = 8
 
 
 def edit_distance(a: str, b: str) -> int:
@@ -64,6 +69,58 @@ def line_metrics(predicted: Sequence[str], truth: Sequence[str]) -> dict[str, fl
     edits = sum(edit_distance(p, t) for p, t in zip(predicted, truth, strict=True))
     chars = sum(len(t) for t in truth)
     return {"line_accuracy": exact / len(truth), "cer": edits / max(chars, 1), "samples": len(truth)}
+
+
+def line_breakdown(predicted: Sequence[str], truth: Sequence[str], widths_px: Sequence[float]) -> dict[str, Any]:
+    """Where the readings go wrong: exact-line accuracy by plate width and by text length, and the errors by kind.
+
+    Args:
+        predicted, truth: the readings and the true texts.
+        widths_px: each plate's width in frame pixels.
+
+    Returns:
+        ``by_width_px`` (bins starting at :data:`WIDTH_BINS_PX`), ``by_text_length``, ``errors``:
+        how many wrong readings dropped characters (shorter than the truth), added some (longer) or
+        have the right length with wrong characters, and the most frequent ``(truth, read)``
+        character pairs of the last kind.
+
+    Raises:
+        ValueError: the three lists differ in length.
+    """
+    if not len(predicted) == len(truth) == len(widths_px):
+        raise ValueError("need one reading, one truth and one width per plate")
+    edges = (0, *WIDTH_BINS_PX, None)
+    by_width = []
+    for lo, hi in zip(edges[:-1], edges[1:], strict=True):
+        hits = [
+            p == t for p, t, w in zip(predicted, truth, widths_px, strict=True) if w >= lo and (hi is None or w < hi)
+        ]
+        span = f"{lo}-{hi}" if hi is not None else f">={lo}"
+        by_width.append(
+            {"width_px": span, "plates": len(hits), "line_accuracy": float(np.mean(hits)) if hits else None}
+        )
+    by_length = []
+    for length in sorted({len(t) for t in truth}):
+        hits = [p == t for p, t in zip(predicted, truth, strict=True) if len(t) == length]
+        by_length.append({"characters": length, "plates": len(hits), "line_accuracy": float(np.mean(hits))})
+    kinds = {"dropped_characters": 0, "added_characters": 0, "wrong_characters": 0}
+    pairs: dict[tuple[str, str], int] = {}
+    for p, t in zip(predicted, truth, strict=True):
+        if p == t:
+            continue
+        if len(p) != len(t):
+            kinds["dropped_characters" if len(p) < len(t) else "added_characters"] += 1
+            continue
+        kinds["wrong_characters"] += 1
+        for a, b in zip(t, p, strict=True):
+            if a != b:
+                pairs[(a, b)] = pairs.get((a, b), 0) + 1
+    top = sorted(pairs.items(), key=lambda kv: (-kv[1], kv[0]))[:TOP_CONFUSIONS]
+    return {
+        "by_width_px": by_width,
+        "by_text_length": by_length,
+        "errors": {**kinds, "confusions": [{"truth": a, "read": b, "count": n} for (a, b), n in top]},
+    }
 
 
 def calibration_error(confidence: np.ndarray, correct: np.ndarray, bins: int = 10) -> float:
