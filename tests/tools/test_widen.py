@@ -111,6 +111,15 @@ def test_widening_refuses_what_is_not_a_wider_copy() -> None:
     with pytest.raises(WidenError, match="layers in the narrow network"):
         widen(_lane(1.0), build_lane_model(width_mult=1.5, blocks=2))
 
+    import keras
+
+    def softmax_head(units: int) -> Any:
+        image = keras.Input((4,))
+        return keras.Model(image, keras.layers.Softmax()(keras.layers.Dense(units)(image)))
+
+    with pytest.raises(WidenError, match="softmax over widened channels"):
+        widen(softmax_head(8), softmax_head(12))
+
 
 def test_the_shipped_reader_widens_from_its_float_file() -> None:
     """``train-ocr --init-from ocr_f32.tflite --init-width-mult 1.5 --width-mult 2`` reads as the shipped file does."""

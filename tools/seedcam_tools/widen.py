@@ -103,6 +103,9 @@ def _widen_layer(
         return _widen_weighted(old, new, sources[0], rng, seed, noise)
     if kind in _PER_CHANNEL:
         (mapping,) = sources
+        softmax = kind == "Softmax" or getattr(getattr(new, "activation", None), "__name__", "") == "softmax"
+        if softmax and not np.array_equal(mapping, np.arange(mapping.size)):
+            raise WidenError(f"{new.name}: a softmax over widened channels (the copies would change it)")
         if kind == "BatchNormalization":
             new.set_weights([w[mapping] for w in old.get_weights()])
         return mapping
@@ -113,7 +116,7 @@ def _widen_layer(
     if kind == "Concatenate":
         if new.axis in (-1, len(new.output.shape) - 1):
             offsets = np.cumsum([0] + [int(t.shape[-1]) for t in _inbound(old)])
-            return np.concatenate([m + offset for m, offset in zip(sources, offsets, strict=False)])
+            return np.concatenate([m + offset for m, offset in zip(sources, offsets[:-1], strict=True)])
         if any(not np.array_equal(sources[0], m) for m in sources[1:]):
             raise WidenError(f"{new.name}: the tensors it joins hold different channel copies")
         return sources[0]
