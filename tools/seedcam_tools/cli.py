@@ -74,6 +74,7 @@ def cmd_train_lane(args: argparse.Namespace) -> int:
         blocks=args.blocks,
         one_line_weight=args.one_line_weight,
         init_width_mult=args.init_width_mult,
+        compute=args.compute,
     )
     metrics = ship_lane_bundle(
         work / "lane.keras",
@@ -138,6 +139,7 @@ def cmd_train_detector(args: argparse.Namespace) -> int:
             own_data=args.data,
             own_fraction=args.data_fraction,
             init_width=args.init_width,
+            compute=args.compute,
         )
         keras_path = work / "detector.keras"
         if args.train_only:
@@ -240,6 +242,7 @@ def cmd_train_ocr(args: argparse.Namespace) -> int:
         + (f"--context-blocks {args.context_blocks} " if args.context_blocks != 3 else "")
         + (f"--residual-blocks {args.residual_blocks} " if args.residual_blocks else "")
         + (f"--init-width-mult {args.init_width_mult:g} " if args.init_width_mult is not None else "")
+        + (f"--compute {args.compute} " if args.compute != "auto" else "")
         + f"--eval-samples {args.eval_samples}"
     )
     if args.keras is not None:  # bundle a model trained earlier
@@ -263,6 +266,7 @@ def cmd_train_ocr(args: argparse.Namespace) -> int:
             context_blocks=args.context_blocks,
             residual_blocks=args.residual_blocks,
             init_width_mult=args.init_width_mult,
+            compute=args.compute,
         )
         keras_path = work / "ocr.keras"
         info = {**trained.to_dict(), "command": command}
@@ -354,6 +358,19 @@ def _add_version_argument(parser: argparse.ArgumentParser, family: str, default:
     )
 
 
+def _add_compute_argument(parser: argparse.ArgumentParser) -> None:
+    """``--compute`` of a train command: the activations' precision while training (the weights stay float32)."""
+    from seedcam_tools.train_speed import COMPUTE_CHOICES
+
+    parser.add_argument(
+        "--compute",
+        choices=COMPUTE_CHOICES,
+        default="auto",
+        help="precision of the activations while training: bfloat16 trains faster on a CPU with AMX "
+        "(auto, the default, picks it there, float32 elsewhere); the weights and the exported model stay float32",
+    )
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="seedcam-tools", description="seedcam model and protocol tools")
     parser.add_argument("-v", "--verbose", action="store_true")
@@ -416,6 +433,7 @@ def _parser() -> argparse.ArgumentParser:
     train.add_argument("--work", type=Path, help="folder for the Keras model and training logs")
     train.add_argument("--eval-samples", type=int, default=1000, help="held-out scenes for the metrics")
     _add_version_argument(train, "lane", LANE_VERSION)
+    _add_compute_argument(train)
     train.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
     train.set_defaults(func=cmd_train_lane)
 
@@ -486,6 +504,7 @@ def _parser() -> argparse.ArgumentParser:
     det.add_argument("--work", type=Path, help="folder for the Keras model and training logs")
     det.add_argument("--eval-samples", type=int, default=1000, help="held-out scenes for the metrics")
     _add_version_argument(det, "detect", DETECT_VERSION)
+    _add_compute_argument(det)
     det.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
     det.set_defaults(func=cmd_train_detector)
 
@@ -626,6 +645,7 @@ def _parser() -> argparse.ArgumentParser:
     ocr.add_argument("--work", type=Path, help="folder for the Keras model and training logs")
     ocr.add_argument("--eval-samples", type=int, default=1000, help="held-out crops for the metrics")
     ocr.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
+    _add_compute_argument(ocr)
     ocr.set_defaults(func=cmd_train_ocr)
 
     ocr_eval = commands.add_parser("eval-ocr", help="line accuracy of an OCR bundle on fresh held-out plate crops")

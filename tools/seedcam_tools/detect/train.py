@@ -25,6 +25,7 @@ from seedcam_firmware.inference.boxes import iou_matrix
 from seedcam_firmware.inference.preprocess import normalise
 
 from ..tflite_weights import TfliteWeightsError, load_tflite_weights
+from ..train_speed import checkpoint_callback, inference_model, resolve_compute, training_model
 from ..widen import widen
 from .data import DETECT_INPUT, LABELS, VAL_SEED_BASE, DetectionData, data_from_frames, generate, mix
 from .model import ANCHOR_LEVELS, DETECTOR_BLOCKS, DETECTOR_WIDTH, build_detector, deepen
@@ -235,6 +236,7 @@ def train_on_data(
     checkpoint: Path | None = None,
     workers: int = 1,
     init_width: float | None = None,
+    compute: str = "auto",
 ) -> Any:
     """Train a detector on ``train``; returns the Keras model.
 
@@ -247,7 +249,10 @@ def train_on_data(
     blocks per level (a ``.tflite`` start without them is deepened: :func:`deepen`); a ``.tflite``
     start of a narrower network (``init_width``, the channel scale it was trained at) is widened
     to ``width`` (:func:`~seedcam_tools.widen.widen`); ``checkpoint`` is saved after every epoch;
-    ``workers`` threads build batches.
+    ``workers`` threads build batches. ``compute``: ``float32``, ``bfloat16`` (activations; weights
+    stay float32) or ``auto`` (:func:`~seedcam_tools.train_speed.resolve_compute`); the batch norms
+    train fused on the TensorFlow backend either way. The model returned (and checkpointed) is
+    plain float32 (:mod:`seedcam_tools.train_speed`), compiled with the training losses.
     """
     import keras
 
@@ -273,17 +278,18 @@ def train_on_data(
             widen(narrow, model)
     else:
         model = keras.models.load_model(init_from, custom_objects=CUSTOM_OBJECTS, compile=False)
-    model.compile(
-        optimizer=keras.optimizers.Adam(schedule, clipnorm=5.0),
-        loss={"boxes": _box_loss, "scores": _focal_loss},
-    )
+    losses = {"boxes": _box_loss, "scores": _focal_loss}
+    model = training_model(model, bfloat16=resolve_compute(compute) == "bfloat16")
+    model.compile(optimizer=keras.optimizers.Adam(schedule, clipnorm=5.0), loss=losses)
     val_batches = None
     if val is not None:
         val_box_t, val_labels = build_targets(val)
         val_batches = _Batches.make(val.x, val_box_t, val_labels, batch_size, seed)
-    callbacks = [] if checkpoint is None else [keras.callbacks.ModelCheckpoint(str(checkpoint))]
+    callbacks = [] if checkpoint is None else [checkpoint_callback(checkpoint)]
     model.fit(batches, epochs=epochs, verbose=2 if progress else 0, validation_data=val_batches, callbacks=callbacks)
-    return model
+    trained = inference_model(model)
+    trained.compile(loss=losses)
+    return trained
 
 
 def train_detector(
@@ -304,6 +310,7 @@ def train_detector(
     own_data: Path | None = None,
     own_fraction: float = 0.3,
     init_width: float | None = None,
+    compute: str = "auto",
 ) -> dict[str, Any]:
     """Generate data, train, and save ``detector.keras`` + ``train_metrics.json`` in ``out_dir``.
 
@@ -318,7 +325,12 @@ def train_detector(
     repeated to make ``own_fraction`` of the training set (fine-tuning on your own frames).
     The training scenes are those of seeds ``first_scene`` .. ``first_scene + samples``: a
     continued round given another ``first_scene`` sees scenes the earlier rounds did not.
+    ``compute``: ``auto``, ``float32`` or ``bfloat16`` (:func:`~seedcam_tools.train_speed.resolve_compute`).
+
+    Raises:
+        ValueError: the training seeds would reach the validation seeds, or an unknown ``compute``.
     """
+    compute = resolve_compute(compute)  # before rendering: a wrong value fails at once
     if first_scene < 0 or first_scene + samples > VAL_SEED_BASE:
         raise ValueError("samples would overlap the validation / held-out seed ranges")
     out_dir = Path(out_dir)
@@ -355,6 +367,7 @@ def train_detector(
         checkpoint=out_dir / "detector.keras",
         workers=workers,
         init_width=init_width,
+        compute=compute,
     )
     secs = time.monotonic() - t0  # detector.keras: saved by the checkpoint after the last epoch
     import keras  # loaded by the training by now; not before the scenes were rendered in forked workers
@@ -372,6 +385,7 @@ def train_detector(
         "random_world_fraction": random_fraction,
         "own_data": {"folder": str(own_data), "frames": own_count, "fraction": own_fraction} if own_data else None,
         "keras_backend": str(keras.backend.backend()),
+        "compute": compute,
         "train_seconds": secs,
         "validation_loss": float(model.evaluate(_Batches.make(val.x, *build_targets(val), 32, seed), verbose=0)[0]),
     }

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from ..train_speed import inference_model, resolve_compute, training_model
 from .data import (
     HELDOUT_SEED_BASE,
     LANE_INPUT,
@@ -57,6 +58,7 @@ class LaneMetrics:
     continued_from: str | None = None
     init_width_mult: float | None = None
     one_line_weight: float = 1.0
+    compute: str = "float32"
     one_line_offset_mae_m: float | None = None
     one_line_heading_mae_rad: float | None = None
     one_line_samples: int = 0
@@ -148,6 +150,7 @@ def train_on_data(
     blocks: int = 0,
     one_line_weight: float = 1.0,
     init_width_mult: float | None = None,
+    compute: str = "auto",
 ):  # type: ignore[no-untyped-def]
     """Train a fresh model on ``train`` (or continue ``init_from``: a saved ``lane.keras``, or a
     float32 ``.tflite`` of the architecture ``width_mult`` and ``blocks`` shape); returns
@@ -159,6 +162,9 @@ def train_on_data(
     widened to ``width_mult`` (:func:`~seedcam_tools.widen.widen`).
     ``one_line_weight`` weighs the lane-state loss of scenes with one line in view against those
     with both (1: the same; the AGV relies on them where a line is worn away or out of view).
+    ``compute``: ``float32``, ``bfloat16`` (activations; weights stay float32) or ``auto``
+    (:func:`~seedcam_tools.train_speed.resolve_compute`); the batch norms train fused either way
+    and the model returned is plain float32 (:mod:`seedcam_tools.train_speed`).
     """
     import keras
     import tensorflow as tf
@@ -184,6 +190,7 @@ def train_on_data(
         model = keras.models.load_model(
             init_from, custom_objects={"_state_loss": _state_loss, "_presence_loss": _presence_loss}, compile=False
         )
+    model = training_model(model, bfloat16=resolve_compute(compute) == "bfloat16")
     steps = epochs * math.ceil(len(train.x) / batch_size)
     schedule = keras.optimizers.schedules.CosineDecay(lr, decay_steps=steps, alpha=0.02)
     model.compile(
@@ -206,7 +213,7 @@ def train_on_data(
         callbacks=callbacks,
     )
     del tf
-    return model, hist.history
+    return inference_model(model), hist.history
 
 
 def train_lane(
@@ -224,6 +231,7 @@ def train_lane(
     blocks: int = 0,
     one_line_weight: float = 1.0,
     init_width_mult: float | None = None,
+    compute: str = "auto",
 ) -> LaneMetrics:
     """Generate data, train, and save ``lane.keras`` + ``train_metrics.json`` in ``out_dir``.
 
@@ -243,7 +251,12 @@ def train_lane(
         one_line_weight: lane-state loss weight of scenes with one line in view (both: 1).
         init_width_mult: the channel scale of the ``init_from`` ``.tflite``'s network when it is
             narrower than ``width_mult`` (it is then widened); None: the same scale.
+        compute: ``auto``, ``float32`` or ``bfloat16`` (:func:`~seedcam_tools.train_speed.resolve_compute`).
+
+    Raises:
+        ValueError: training scene seeds outside their range, or an unknown ``compute``.
     """
+    compute = resolve_compute(compute)  # before rendering: a wrong value fails at once
     if samples < 1 or first_scene < 0 or first_scene + samples > VAL_SEED_BASE:
         raise ValueError(f"training scene seeds must lie within 0..{VAL_SEED_BASE} (the validation seeds start there)")
     assert VAL_SEED_BASE < HELDOUT_SEED_BASE
@@ -264,6 +277,7 @@ def train_lane(
         blocks=blocks,
         one_line_weight=one_line_weight,
         init_width_mult=init_width_mult,
+        compute=compute,
     )
     secs = time.monotonic() - t0
     model.save(out_dir / "lane.keras")
@@ -280,6 +294,7 @@ def train_lane(
         continued_from=None if init_from is None else str(init_from),
         init_width_mult=init_width_mult,
         one_line_weight=one_line_weight,
+        compute=compute,
         **m,
     )
     (out_dir / "train_metrics.json").write_text(json.dumps(metrics.to_dict(), indent=2))

@@ -24,6 +24,7 @@ import numpy as np
 
 from seedcam_firmware.inference.ctc import greedy_decode
 
+from ..train_speed import inference_model, resolve_compute, training_model
 from .data import (
     ALPHABET,
     BLANK_INDEX,
@@ -70,6 +71,7 @@ class OcrTrainMetrics:
     context_blocks: int = 3
     residual_blocks: int = 0
     init_width_mult: float | None = None
+    compute: str = "float32"
 
     def to_dict(self) -> dict[str, float]:
         """As a JSON-friendly dict."""
@@ -189,6 +191,7 @@ def train_on_data(
     context_blocks: int = 3,
     residual_blocks: int = 0,
     init_width_mult: float | None = None,
+    compute: str = "auto",
 ) -> tuple[Any, dict[str, list[float]]]:
     """Train a fresh model on ``train``, or continue one: a saved ``.keras`` or a float32 ``.tflite`` at ``init_from``.
 
@@ -201,7 +204,9 @@ def train_on_data(
 
     Adam with a short linear warm-up and cosine decay over ``epochs``, batches
     shuffled and (``augment``) varied by :func:`augment_batch`; deterministic for
-    a given seed and data.
+    a given seed and data. ``compute``: ``float32``, ``bfloat16`` (activations; weights stay
+    float32) or ``auto`` (:func:`~seedcam_tools.train_speed.resolve_compute`); the batch norms
+    train fused either way and the model returned is plain float32 (:mod:`seedcam_tools.train_speed`).
     """
     import keras
     import tensorflow as tf
@@ -225,6 +230,7 @@ def train_on_data(
         )
     else:
         model = build_ocr_model(width_mult, context_blocks=context_blocks, residual_blocks=residual_blocks)
+    model = training_model(model, bfloat16=resolve_compute(compute) == "bfloat16")
     steps = epochs * math.ceil(len(train.x) / batch_size)
     warmup = min(300, steps // 10)
     schedule = keras.optimizers.schedules.CosineDecay(
@@ -247,7 +253,7 @@ def train_on_data(
         verbose=2 if progress else 0,
         callbacks=callbacks,
     )
-    return model, hist.history
+    return inference_model(model), hist.history
 
 
 def train_ocr(
@@ -266,6 +272,7 @@ def train_ocr(
     context_blocks: int = 3,
     residual_blocks: int = 0,
     init_width_mult: float | None = None,
+    compute: str = "auto",
 ) -> OcrTrainMetrics:
     """Generate plate crops, train, and save ``ocr.keras`` + ``train_metrics.json`` in ``out_dir``.
 
@@ -288,10 +295,13 @@ def train_ocr(
             ignored when continuing a ``.keras``.
         init_width_mult: the channel multiplier of the ``init_from`` ``.tflite``'s network when it is
             narrower than ``width_mult`` (it is then widened); None: the same width.
+        compute: ``auto``, ``float32`` or ``bfloat16`` (:func:`~seedcam_tools.train_speed.resolve_compute`).
 
     Raises:
-        ValueError: the training seeds would reach the validation seeds, or ``samples`` < 1.
+        ValueError: the training seeds would reach the validation seeds, ``samples`` < 1, or an
+            unknown ``compute``.
     """
+    compute = resolve_compute(compute)  # before rendering: a wrong value fails at once
     if samples < 1 or first_crop < 0 or first_crop + samples > VAL_SEED_BASE:
         raise ValueError(f"training crop seeds must lie within 0..{VAL_SEED_BASE} (the validation seeds start there)")
     assert VAL_SEED_BASE < HELDOUT_SEED_BASE
@@ -317,6 +327,7 @@ def train_ocr(
         context_blocks=context_blocks,
         residual_blocks=residual_blocks,
         init_width_mult=init_width_mult,
+        compute=compute,
     )
     secs = time.monotonic() - t0
     model.save(out_dir / "ocr.keras")
@@ -339,6 +350,7 @@ def train_ocr(
         context_blocks=context_blocks,
         residual_blocks=residual_blocks,
         init_width_mult=init_width_mult,
+        compute=compute,
     )
     (out_dir / "train_metrics.json").write_text(json.dumps(metrics.to_dict(), indent=2) + "\n")
     return metrics
