@@ -319,6 +319,11 @@ def test_a_shipped_tflite_becomes_the_same_trainable_keras_model() -> None:
         ref = tflite.invoke(x[i : i + 1])
         np.testing.assert_allclose(ours["scores"][i], ref["scores"][0], atol=1e-4)
         np.testing.assert_allclose(ours["boxes"][i], ref["boxes"][0], atol=1e-3)
+    # training mode (batch statistics) on the calibration frames as one batch: the same function
+    inference = model(x, training=False)
+    training = model(x, training=True)
+    np.testing.assert_allclose(np.asarray(training["scores"]), np.asarray(inference["scores"]), atol=2e-3)
+    np.testing.assert_allclose(np.asarray(training["boxes"]), np.asarray(inference["boxes"]), atol=1e-2)
     with pytest.raises(TfliteWeightsError, match="not the same architecture"):
         load_tflite_weights(build_detector(width=1.0), shipped, x)
 

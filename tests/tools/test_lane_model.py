@@ -106,7 +106,8 @@ def test_wider_and_deeper_networks_keep_the_outputs() -> None:
 
 
 def test_the_shipped_lane_tflite_becomes_the_same_trainable_keras_model() -> None:
-    """``train-lane --init-from lane_f32.tflite``: a fresh machine continues the shipped model."""
+    """``train-lane --init-from lane_f32.tflite``: a fresh machine continues the shipped model, in
+    inference and in training mode."""
     from seedcam_firmware.inference.preprocess import normalise
     from seedcam_firmware.inference.runtime import Model
     from seedcam_tools.lane.model import build_lane_model
@@ -122,5 +123,11 @@ def test_the_shipped_lane_tflite_becomes_the_same_trainable_keras_model() -> Non
         reference = tflite.invoke(x[i : i + 1])
         for name in ("mask", "lane_state", "presence"):
             np.testing.assert_allclose(ours[name][i], reference[name][0], atol=1e-4)
+    # a training step normalises by the batch's statistics: on the calibration frames as one batch they
+    # are the ones every BN was set from, so training starts from the shipped function too
+    inference = model(x, training=False)
+    training = model(x, training=True)
+    for name in ("mask", "lane_state", "presence"):
+        np.testing.assert_allclose(np.asarray(training[name]), np.asarray(inference[name]), atol=2e-3)
     with pytest.raises(TfliteWeightsError, match="not the same architecture"):
         load_tflite_weights(build_lane_model(width_mult=1.0), shipped, x)

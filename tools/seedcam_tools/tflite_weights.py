@@ -174,7 +174,13 @@ def load_tflite_weights(model: Any, tflite_path: str | Path, calibration: np.nda
             raise TfliteWeightsError(f"{layer.name}: a convolution with a bias before a BatchNormalization")
         layer.set_weights([kernel])
         norms.append((layer, bn, bias))
-    # measure the pre-normalisation statistics, then set each BN to "z + bias" with those statistics
+    # Every BN first becomes "z + bias" whatever its input's statistics (mean 0, variance 1), so that
+    # each convolution's input is what the TFLite function gives it: statistics measured with the
+    # upstream BNs still fresh would be those of another network, and a training step (batch
+    # statistics) would start from that network's function instead of this one.
+    for _, bn, bias in norms:
+        bn.set_weights([np.full_like(bias, np.sqrt(1.0 + bn.epsilon)), bias, np.zeros_like(bias), np.ones_like(bias)])
+    # then measure each convolution's output statistics and set its BN to "z + bias" with them
     probe = keras.Model(model.input, [layer.output for layer, _, _ in norms])
     outs = probe.predict(calibration, batch_size=32, verbose=0)
     for (_, bn, bias), z in zip(norms, outs, strict=True):
