@@ -141,6 +141,11 @@ def _batch_norm_after(model: Any, conv: Any) -> Any | None:
     return None
 
 
+def _identity_plus_bias(bn: Any, bias: np.ndarray, mean: np.ndarray, var: np.ndarray) -> None:
+    """Set ``bn`` to compute ``z + bias`` at inference, holding ``mean`` / ``var`` as its statistics."""
+    bn.set_weights([np.sqrt(var + bn.epsilon), mean + bias, mean, var])
+
+
 def load_tflite_weights(model: Any, tflite_path: str | Path, calibration: np.ndarray) -> None:
     """Set ``model``'s weights (in place) from the float32 TFLite file at ``tflite_path``.
 
@@ -174,18 +179,15 @@ def load_tflite_weights(model: Any, tflite_path: str | Path, calibration: np.nda
             raise TfliteWeightsError(f"{layer.name}: a convolution with a bias before a BatchNormalization")
         layer.set_weights([kernel])
         norms.append((layer, bn, bias))
-    # Every BN first becomes "z + bias" whatever its input's statistics (mean 0, variance 1), so that
-    # each convolution's input is what the TFLite function gives it: statistics measured with the
-    # upstream BNs still fresh would be those of another network, and a training step (batch
-    # statistics) would start from that network's function instead of this one.
+    # Every BN first becomes "z + bias" with neutral statistics, so that each convolution's input is
+    # what the TFLite function gives it: statistics measured with the upstream BNs still fresh would
+    # be those of another network, and a training step (batch statistics) would start from that
+    # network's function instead of this one.
     for _, bn, bias in norms:
-        bn.set_weights([np.full_like(bias, np.sqrt(1.0 + bn.epsilon)), bias, np.zeros_like(bias), np.ones_like(bias)])
-    # then measure each convolution's output statistics and set its BN to "z + bias" with them
+        _identity_plus_bias(bn, bias, np.zeros_like(bias), np.ones_like(bias))
+    # then each BN is "z + bias" with its input's measured statistics
     probe = keras.Model(model.input, [layer.output for layer, _, _ in norms])
     outs = probe.predict(calibration, batch_size=32, verbose=0)
     for (_, bn, bias), z in zip(norms, outs, strict=True):
-        mean = z.mean(axis=(0, 1, 2))
-        var = z.var(axis=(0, 1, 2))
-        gamma = np.sqrt(var + bn.epsilon)
-        bn.set_weights([gamma, mean + bias, mean, var])
+        _identity_plus_bias(bn, bias, z.mean(axis=(0, 1, 2)), z.var(axis=(0, 1, 2)))
     log.info("loaded %d weighted layers from %s", len(layers), path.name)
