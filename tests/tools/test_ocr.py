@@ -16,6 +16,7 @@ from seedcam_firmware.inference.manifest import load_manifest
 from seedcam_firmware.inference.plate import crop_plate
 from seedcam_firmware.inference.runtime import Model
 from seedcam_firmware.scene import SceneObject, SceneSpec, render
+from seedcam_tools.ocr import OCR_VERSION
 from seedcam_tools.ocr.data import (
     ALPHABET,
     BLANK_INDEX,
@@ -30,7 +31,7 @@ from seedcam_tools.ocr.data import (
     random_text,
 )
 from seedcam_tools.ocr.evaluate import edit_distance, line_breakdown, line_metrics
-from seedcam_tools.ocr.ship import MIN_PLATE_WIDTH_PX, OCR_MANIFEST
+from seedcam_tools.ocr.ship import MIN_PLATE_WIDTH_PX, ocr_manifest
 from seedcam_tools.ocr.train import augment_batch, read_texts
 
 W, H = OCR_INPUT.width, OCR_INPUT.height
@@ -245,7 +246,8 @@ def test_train_ocr_smoke_writes_a_valid_bundle(tmp_path: Path, capsys: pytest.Ca
     out = tmp_path / "ocr"
     code = main(
         ["train-ocr", "--out", str(out), "--work", str(tmp_path / "work"),
-         "--samples", "64", "--epochs", "1", "--eval-samples", "8", "--width-mult", "0.5", "--quiet"]
+         "--samples", "64", "--epochs", "1", "--eval-samples", "8", "--width-mult", "0.5", "--quiet",
+         "--version", "5.1.0"]
     )  # fmt: skip
     assert code == 0
     assert "bundle written to" in capsys.readouterr().out
@@ -258,7 +260,8 @@ def test_train_ocr_smoke_writes_a_valid_bundle(tmp_path: Path, capsys: pytest.Ca
     assert metrics["training"]["width_mult"] == 0.5 and metrics["model_params"] < 100_000  # shipped width: 218 k
     for precision in ("int8", "float32"):
         manifest = load_manifest(out, precision=precision)  # validates, checks the sha256
-        assert manifest.task == "ocr" and manifest.id == OCR_MANIFEST["id"]
+        assert manifest.task == "ocr" and manifest.id == "ocr-v5" == ocr_manifest("5.1.0")["id"]
+        assert manifest.version == "5.1.0"
         calibration = manifest.decoder.pop("confidence_calibration")
         assert calibration["method"] == "platt_log" and calibration["a"] > 0
         assert metrics["confidence_calibration"]["a"] == calibration["a"]
@@ -336,4 +339,5 @@ def test_bundling_a_trained_reader_validates_on_the_world_mix_it_was_trained_on(
     assert [call["random_fraction"] for call in calls] == [0.7, 0.0]
     info = calls[0]["train_info"]
     assert info["command"] == trained_by and info["random_world_fraction"] == 0.7
-    assert info["bundled_by"] == f"seedcam-tools train-ocr --keras {keras_file} --out {out} --eval-samples 1000"
+    bundled_by = f"seedcam-tools train-ocr --keras {keras_file} --out {out} --eval-samples 1000 --version {OCR_VERSION}"
+    assert info["bundled_by"] == bundled_by

@@ -21,6 +21,7 @@ from seedcam_tools.detect import DETECT_VERSION
 from seedcam_tools.export import bundle_id
 from seedcam_tools.extract import add_extract_commands
 from seedcam_tools.lane import LANE_VERSION
+from seedcam_tools.ocr import OCR_VERSION
 
 __all__ = ["main"]
 
@@ -243,11 +244,14 @@ def cmd_train_ocr(args: argparse.Namespace) -> int:
         + (f"--residual-blocks {args.residual_blocks} " if args.residual_blocks else "")
         + (f"--init-width-mult {args.init_width_mult:g} " if args.init_width_mult is not None else "")
         + (f"--compute {args.compute} " if args.compute != "auto" else "")
-        + f"--eval-samples {args.eval_samples}"
+        + f"--eval-samples {args.eval_samples} --version {args.version}"
     )
     if args.keras is not None:  # bundle a model trained earlier
         keras_path = args.keras
-        bundled = f"seedcam-tools train-ocr --keras {keras_path} --out {args.out} --eval-samples {args.eval_samples}"
+        bundled = (
+            f"seedcam-tools train-ocr --keras {keras_path} --out {args.out} --eval-samples {args.eval_samples} "
+            f"--version {args.version}"
+        )
         info = {**facts, "command": facts.get("command", bundled), "bundled_by": bundled}
     else:
         from seedcam_tools.ocr.train import train_ocr
@@ -278,6 +282,7 @@ def cmd_train_ocr(args: argparse.Namespace) -> int:
         train_info=info,
         random_fraction=random_world,
         confidence_samples=min(2000, max(200, args.samples // 10)),
+        version=args.version,
     )
     print(json.dumps({**metrics["summary"], "int8_speedup": metrics["speed"]["int8_speedup"]}, indent=2))
     print(f"bundle written to {args.out}; metrics in {args.out / 'metrics.json'}")
@@ -646,6 +651,7 @@ def _parser() -> argparse.ArgumentParser:
     ocr.add_argument("--eval-samples", type=int, default=1000, help="held-out crops for the metrics")
     ocr.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
     _add_compute_argument(ocr)
+    _add_version_argument(ocr, "ocr", OCR_VERSION)
     ocr.set_defaults(func=cmd_train_ocr)
 
     ocr_eval = commands.add_parser("eval-ocr", help="line accuracy of an OCR bundle on fresh held-out plate crops")

@@ -20,7 +20,8 @@ from seedcam_firmware.inference.preprocess import normalise
 from seedcam_firmware.inference.runtime import Model
 from seedcam_firmware.scene import DEFAULT_CAMERA
 
-from ..export import bundle_reference, write_bundle, write_metrics
+from ..export import bundle_id, bundle_reference, write_bundle, write_metrics
+from . import OCR_VERSION
 from .data import (
     ALPHABET,
     BLANK_INDEX,
@@ -39,7 +40,7 @@ from .evaluate import ACCEPTANCE_LOOK, evaluate_ocr_on, heldout_data
 __all__ = [
     "ACCEPTANCE",
     "MIN_PLATE_WIDTH_PX",
-    "OCR_MANIFEST",
+    "ocr_manifest",
     "fit_confidence_calibration",
     "invoke_speed",
     "ship_ocr_bundle",
@@ -53,21 +54,23 @@ ACCEPTANCE = {"int8_line_accuracy": 0.97, "max_forward_m": ACCEPTANCE_LOOK.max_f
 #: plates narrower than this (frame pixels) are not read: the smallest the training world draws legibly
 MIN_PLATE_WIDTH_PX = 40.0
 
-#: task-specific manifest keys of the OCR bundle
-OCR_MANIFEST: dict[str, Any] = {
-    "id": "ocr-v4",
-    "name": "seedcam plate OCR (conv CRNN 1.5x wide, residual stages, 5 context blocks, CTC; randomized world)",
-    "version": "4.0.0",
-    "task": "ocr",
-    "decoder": {
-        "type": "ctc",
-        "alphabet": ALPHABET,
-        "blank_index": BLANK_INDEX,
-        "time_steps": TIME_STEPS,
-        "min_plate_width_px": MIN_PLATE_WIDTH_PX,
-    },
-    "camera": DEFAULT_CAMERA.to_dict(),
-}
+
+def ocr_manifest(version: str = OCR_VERSION) -> dict[str, Any]:
+    """The task-specific manifest keys of the OCR bundle of ``version`` (``ocr-v<major>``)."""
+    return {
+        "id": bundle_id("ocr", version),
+        "name": "seedcam plate OCR (conv CRNN 1.5x wide, residual stages, 5 context blocks, CTC; randomized world)",
+        "version": version,
+        "task": "ocr",
+        "decoder": {
+            "type": "ctc",
+            "alphabet": ALPHABET,
+            "blank_index": BLANK_INDEX,
+            "time_steps": TIME_STEPS,
+            "min_plate_width_px": MIN_PLATE_WIDTH_PX,
+        },
+        "camera": DEFAULT_CAMERA.to_dict(),
+    }
 
 
 def fit_confidence_calibration(raw: np.ndarray, correct: np.ndarray) -> tuple[float, float]:
@@ -175,6 +178,7 @@ def ship_ocr_bundle(
     train_info: dict[str, Any] | None = None,
     random_fraction: float = 0.0,
     confidence_samples: int = 2000,
+    version: str = OCR_VERSION,
 ) -> dict[str, Any]:
     """Export ``keras_path`` into the bundle folder ``out_dir`` and record its metrics.
 
@@ -187,7 +191,8 @@ def ship_ocr_bundle(
     that with random_scene's full blur (reported, not part of the acceptance).
     ``random_fraction`` of the representative crops come from the randomized world, as
     in training. The INT8 file's confidence calibration is fitted on ``confidence_samples``
-    validation crops from :data:`CONFIDENCE_SEED_BASE` and written into the manifest.
+    validation crops from :data:`CONFIDENCE_SEED_BASE` and written into the manifest. ``version``
+    names the bundle (``ocr-v<major>``).
 
     Raises:
         RuntimeError: the float TFLite deviates from Keras (see :func:`write_bundle`).
@@ -209,7 +214,7 @@ def ship_ocr_bundle(
         representative=rep.x,
         check_pixels=rep.x[:100],
         golden_pixels=golden,
-        manifest=OCR_MANIFEST,
+        manifest=ocr_manifest(version),
     )
     conf = _calibrate_confidence(
         out_dir, generate(CONFIDENCE_SEED_BASE, confidence_samples, random_fraction=random_fraction)
