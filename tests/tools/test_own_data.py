@@ -42,6 +42,17 @@ def test_eval_detector_on_a_yolo_folder_reproduces_the_in_tool_figures(folders, 
     for key in ("map50", "objects", "difficult_objects"):
         assert via_folder[key] == pytest.approx(direct[key])
     assert via_folder["at_threshold"] == pytest.approx(direct["at_threshold"])
+    assert via_folder["data"] == str(paths["detect"]) and "seed" not in via_folder  # no held-out block was drawn
+
+
+def test_eval_detector_on_a_world_names_the_block_it_scored(capsys: pytest.CaptureFixture[str]) -> None:
+    direct = detector_on_frames(MODELS / "detect", heldout_frames("random", 7, 30))
+    via_world = _cli(
+        ["eval-detector", "--model", str(MODELS / "detect"), "--world", "random", "--seed", "7", "--samples", "30"],
+        capsys,
+    )
+    assert (via_world["world"], via_world["block"]) == ("random", 7) and "seed" not in via_world
+    assert via_world["map50"] == pytest.approx(direct["map50"]) and via_world["objects"] == direct["objects"]
 
 
 def test_eval_ocr_on_an_ocr_jsonl_folder_reproduces_the_in_tool_figures(folders, capsys) -> None:  # noqa: ANN001

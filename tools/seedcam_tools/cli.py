@@ -101,7 +101,7 @@ def cmd_eval_lane(args: argparse.Namespace) -> int:
         from seedcam_tools.frame_eval import lane_on_frames
 
         frames = _frames(args, "lane", camera=manifest.camera)
-        report = lane_on_frames(args.model, frames, precision=args.precision)
+        report = {**_frames_source(args), **lane_on_frames(args.model, frames, precision=args.precision)}
     print(json.dumps(_plain(report), indent=2))
     return EXIT_OK
 
@@ -164,6 +164,13 @@ def _frames(args: argparse.Namespace, kind: str, camera: dict[str, float] | None
     return heldout_frames(args.world, args.seed, args.samples, plate_focus=kind == "ocr")
 
 
+def _frames_source(args: argparse.Namespace) -> dict[str, Any]:
+    """Which frames an eval command scored (:func:`_frames`), for its report: the folder, or world and block."""
+    if args.data is not None:
+        return {"data": str(args.data)}
+    return {"world": args.world, "block": args.seed}
+
+
 def cmd_eval_detector(args: argparse.Namespace) -> int:
     from seedcam_tools.detect.evaluate import evaluate_detector
     from seedcam_tools.frame_eval import detector_on_frames
@@ -171,7 +178,10 @@ def cmd_eval_detector(args: argparse.Namespace) -> int:
     if args.data is None and args.world == "classic":  # the classic held-out blocks, as the bundle's metrics
         report = evaluate_detector(args.model, precision=args.precision, samples=args.samples, seed=args.seed)
     else:
-        report = detector_on_frames(args.model, _frames(args, "detect"), precision=args.precision)
+        report = {
+            **_frames_source(args),
+            **detector_on_frames(args.model, _frames(args, "detect"), precision=args.precision),
+        }
     print(json.dumps(_plain(report), indent=2))
     return EXIT_OK
 
@@ -302,7 +312,10 @@ def cmd_eval_ocr(args: argparse.Namespace) -> int:
         from seedcam_tools.frame_eval import ocr_on_frames
 
         detector = args.detector if args.detector is not None and args.detector.exists() else None
-        report = ocr_on_frames(args.model, _frames(args, "ocr"), precision=args.precision, detect_bundle=detector)
+        report = {
+            **_frames_source(args),
+            **ocr_on_frames(args.model, _frames(args, "ocr"), precision=args.precision, detect_bundle=detector),
+        }
     print(json.dumps(_plain(report), indent=2))
     return EXIT_OK
 

@@ -249,7 +249,7 @@ def evaluate_detector(
     num_threads: int = 2,
     data: DetectionData | None = None,
 ) -> dict[str, Any]:
-    """mAP@0.5 of a bundle's TFLite model on held-out scenes (``data``, else :func:`heldout_block`).
+    """mAP@0.5 of a bundle's TFLite model on held-out scenes (``data``, else :func:`heldout_block` ``seed``).
 
     The model runs through the firmware's runtime and its manifest-chosen decoder,
     exactly as on the sensor. ``breakdown``: where objects are lost (:func:`error_breakdown`).
@@ -265,6 +265,7 @@ def evaluate_detector(
         outputs=manifest.outputs,
         bundle_dir=manifest.bundle_dir,
     )
+    held_out = data is None
     if data is None:
         data = heldout_block(samples, seed)
     boxes, scores = [], []
@@ -277,4 +278,5 @@ def evaluate_detector(
     result["breakdown"] = error_breakdown(
         preds, data.boxes, data.classes, input_height=manifest.input.height, labels=tuple(manifest.decoder["labels"])
     )
-    return {"precision": precision, "samples": len(data.x), "seed": seed, **result}
+    block = {"seed": seed} if held_out else {}  # the held-out block it rendered; given data has none
+    return {"precision": precision, "samples": len(data.x), **block, **result}
