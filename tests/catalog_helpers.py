@@ -20,12 +20,23 @@ from tls_certs import make_test_certificates
 from seedcam.catalog import INDEX_FILE, SIGNATURE_SUFFIX, sign_catalog_bytes
 from seedcam_tools.bundles import KeyPair
 
-__all__ = ["LANE_VERSION", "NEXT_LANE_VERSION", "model_at_version", "resign_index", "tls_catalog_server"]
+__all__ = [
+    "DETECT_VERSION",
+    "LANE_VERSION",
+    "NEXT_LANE_VERSION",
+    "OCR_VERSION",
+    "model_at_version",
+    "resign_index",
+    "tls_catalog_server",
+]
 
 #: the shipped lane bundle's version, and the later one the catalog tests publish beside it
 LANE_VERSION: str = json.loads((MODELS / "lane" / "manifest.json").read_text())["version"]
 _major, _minor, _patch = (int(v) for v in LANE_VERSION.split("."))
 NEXT_LANE_VERSION = f"{_major}.{_minor + 1}.0"
+#: the shipped detector's and reader's versions, as a catalog built from models/ lists them
+DETECT_VERSION: str = json.loads((MODELS / "detect" / "manifest.json").read_text())["version"]
+OCR_VERSION: str = json.loads((MODELS / "ocr" / "manifest.json").read_text())["version"]
 
 
 def model_at_version(root: Path, name: str, version: str) -> Path:

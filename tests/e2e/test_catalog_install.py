@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 
 import pytest
-from catalog_helpers import LANE_VERSION, NEXT_LANE_VERSION, model_at_version, resign_index
+from catalog_helpers import DETECT_VERSION, LANE_VERSION, NEXT_LANE_VERSION, model_at_version, resign_index
 from helpers import MODELS
 
 import seedcam
@@ -76,7 +76,10 @@ def test_install_from_a_catalog_of_the_shipped_models_then_an_older_version(
 
     code, text = run("models", "available", *trust, "--json")
     assert code == 0
-    assert {json.loads(line)["id"] for line in text.splitlines()} >= {f"lane-v3@{NEXT_LANE_VERSION}", "detect-v5@5.0.0"}
+    assert {json.loads(line)["id"] for line in text.splitlines()} >= {
+        f"lane-v3@{NEXT_LANE_VERSION}",
+        f"detect-v5@{DETECT_VERSION}",
+    }
 
     parsed = counted(monkeypatch, catalog, "bundle_from_bytes")
     verified = counted(monkeypatch, catalog, "verify_signature")

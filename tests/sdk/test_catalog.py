@@ -9,7 +9,15 @@ import re
 from pathlib import Path
 
 import pytest
-from catalog_helpers import LANE_VERSION, NEXT_LANE_VERSION, model_at_version, resign_index, tls_catalog_server
+from catalog_helpers import (
+    DETECT_VERSION,
+    LANE_VERSION,
+    NEXT_LANE_VERSION,
+    OCR_VERSION,
+    model_at_version,
+    resign_index,
+    tls_catalog_server,
+)
 from helpers import MODELS
 
 from seedcam import catalog
@@ -66,7 +74,7 @@ def test_build_lists_each_model_with_its_hash_and_headline_metrics_and_grows_by_
         grown.find("lane-v3", "9.9")
     with pytest.raises(
         CatalogError,
-        match=rf"no model 'lane' .* it has: detect-v5 \(5\.0\.0\), "
+        match=rf"no model 'lane' .* it has: detect-v5 \({re.escape(DETECT_VERSION)}\), "
         rf"lane-v3 \({re.escape(LANE_VERSION)}, {re.escape(NEXT_LANE_VERSION)}\)",
     ):
         grown.find("lane")
@@ -76,9 +84,9 @@ def test_build_lists_each_model_with_its_hash_and_headline_metrics_and_grows_by_
     lines = out_text.getvalue().splitlines()
     assert lines[0].endswith(f"5 bundles, signed by key {key.key_id}")
     assert [line.split()[0] for line in lines[1:]] == [
-        "detect-v5@5.0.0",
+        f"detect-v5@{DETECT_VERSION}",
         f"lane-v3@{NEXT_LANE_VERSION}",
-        "ocr-v4@4.0.0",
+        f"ocr-v4@{OCR_VERSION}",
         "road_scene-v1@1.0.0",
     ]
     out_json = io.StringIO()
