@@ -12,8 +12,19 @@ from seedcam_firmware.inference.manifest import load_manifest
 from seedcam_firmware.scene import SceneSpec, render
 from seedcam_firmware.tasks.lane import LaneTask
 from seedcam_tools.cli import main
+from seedcam_tools.detect import DETECT_VERSION
+from seedcam_tools.lane import LANE_VERSION
+from seedcam_tools.ocr import OCR_VERSION
 
 REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize(
+    ("family", "default"), [("lane", LANE_VERSION), ("detect", DETECT_VERSION), ("ocr", OCR_VERSION)]
+)
+def test_train_commands_default_to_the_shipped_bundles_version(family: str, default: str) -> None:
+    # a re-bundle without --version must not name an older model than the one that ships
+    assert default == load_manifest(REPO / "models" / family).version
 
 
 def test_proto_check_passes_on_the_committed_code(monkeypatch: pytest.MonkeyPatch) -> None:
