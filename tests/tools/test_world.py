@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
+from fontTools.fontBuilder import FontBuilder
+from fontTools.pens.ttGlyphPen import TTGlyphPen
+from fontTools.ttLib import TTFont
 
 from seedcam_tools.detect.data import DETECT_INPUT, LABELS, difficult, make_world_sample
 from seedcam_tools.ocr.data import ALPHABET, OCR_INPUT
 from seedcam_tools.ocr.data import make_world_sample as make_world_plate
-from seedcam_tools.world import IN_VIEW_PIXELS, font_paths, plate_text, render_world_scene
+from seedcam_tools.otherworld.assets import FONT_STYLES, font_path
+from seedcam_tools.world import IN_VIEW_PIXELS, font_families, font_paths, plate_text, render_world_scene
+from seedcam_tools.world.assets import REQUIRED_CHARACTERS, usable_fonts
 from seedcam_tools.world.faces import object_face, plate_face
 
 _SCENES = [render_world_scene(s) for s in range(40)]
@@ -35,12 +42,58 @@ def test_truth_boxes_lie_in_the_frame_with_known_labels() -> None:
 
 
 def test_many_fonts_and_designs_are_drawn() -> None:
-    assert len(font_paths()) >= 40
+    assert len(font_families()) >= 100 and len(font_paths()) >= 300
     rng = np.random.default_rng(0)
     stops = [object_face(rng, "stop").bgr for _ in range(6)]
     assert len({s.tobytes() for s in stops}) == 6
     widths = {plate_face(rng, t).bgr.shape[1] for t in ("AB1", "AB-1234", "Q9", "XYZ-98765")}
     assert len(widths) >= 3  # plate widths follow the text (or a random aspect)
+
+
+def _family_name(path: str) -> str:
+    font = TTFont(path, lazy=True)
+    return str(font["name"].getDebugName(16) or font["name"].getDebugName(1))
+
+
+def _font_file(path: Path, family: str, empty: str = "", missing: str = "") -> None:
+    """A TrueType font drawing a square for every required character but ``empty`` (no outline) and ``missing``."""
+    chars = [ch for ch in REQUIRED_CHARACTERS if ch not in missing]
+    names = [".notdef"] + [f"g{ord(ch)}" for ch in chars]
+    glyphs = {}
+    for name in names:
+        pen = TTGlyphPen(None)
+        if name == ".notdef" or chr(int(name[1:])) not in empty + " ":
+            pen.moveTo((100, 0))
+            for corner in ((100, 700), (500, 700), (500, 0)):
+                pen.lineTo(corner)
+            pen.closePath()
+        glyphs[name] = pen.glyph()
+    fb = FontBuilder(1000, isTTF=True)
+    fb.setupGlyphOrder(names)
+    fb.setupCharacterMap({ord(ch): f"g{ord(ch)}" for ch in chars})
+    fb.setupGlyf(glyphs)
+    fb.setupHorizontalMetrics({name: (600, 100) for name in names})
+    fb.setupHorizontalHeader(ascent=800, descent=-200)
+    fb.setupNameTable({"familyName": family, "styleName": "Regular"})
+    fb.setupOS2()
+    fb.setupPost()
+    fb.save(str(path))
+
+
+def test_fonts_that_cannot_draw_what_the_world_writes_are_left_out(tmp_path: Path) -> None:
+    _font_file(tmp_path / "Whole.ttf", "Whole")
+    _font_file(tmp_path / "EmptyDigit.ttf", "Empty Digit", empty="7")  # mapped, but draws nothing
+    _font_file(tmp_path / "NoQ.ttf", "No Q", missing="Q")  # would draw the missing-glyph box
+    _font_file(tmp_path / "LinBiolinum_K.ttf", "Keycaps")  # Linux Biolinum's keyboard font, skipped by name
+    assert usable_fonts((str(tmp_path),)) == {"Whole": (str(tmp_path / "Whole.ttf"),)}
+    assert not any("LinBiolinum_K" in p for p in font_paths())
+
+
+def test_the_training_world_draws_none_of_the_evaluation_worlds_fonts() -> None:
+    evaluation = {name for names in FONT_STYLES.values() for name in names}
+    evaluation_families = {_family_name(font_path(name)) for name in evaluation}
+    assert not {Path(p).name for p in font_paths()} & evaluation
+    assert not {_family_name(family[0]) for family in font_families()} & evaluation_families
 
 
 def test_plate_texts_use_the_ocr_alphabet_without_edge_dashes() -> None:
@@ -52,10 +105,14 @@ def test_plate_texts_use_the_ocr_alphabet_without_edge_dashes() -> None:
 
 
 def test_a_large_unhidden_sign_is_where_its_box_says() -> None:
-    """The box of a big, non-difficult stop sign is mostly red, and the red of the frame is mostly in it."""
+    """The box of a big, non-difficult stop sign is mostly red.
+
+    Glare and exposure are left out (they can wash a face out to near white; the boxes are the same
+    with them): what is checked is where the box is, not the colour of every face.
+    """
     found = 0
     for seed in range(400):
-        scene = render_world_scene(seed)
+        scene = render_world_scene(seed, without=("face_wear", "exposure"))
         for o in scene.objects:
             x0, y0, x1, y1 = (round(v) for v in o.box)
             if o.label != "stop" or o.difficult or (x1 - x0) < 30:

@@ -4,7 +4,7 @@ Only for training, calibration and our-world evaluation; the independent
 evaluation world is :mod:`seedcam_tools.otherworld` and shares nothing with it.
 """
 
-from .assets import WorldAssetsMissing, font_paths
+from .assets import WorldAssetsMissing, font_families, font_paths
 from .scene import (
     IN_VIEW_PIXELS,
     LABELS,
@@ -25,6 +25,7 @@ __all__ = [
     "WorldLane",
     "WorldObject",
     "WorldScene",
+    "font_families",
     "font_paths",
     "lines_in_view",
     "plate_text",

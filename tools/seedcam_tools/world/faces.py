@@ -23,12 +23,13 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
+from pathlib import Path
 
 import cv2
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
-from .assets import font_paths
+from .assets import font_families
 
 __all__ = ["Face", "distractor_face", "object_face", "plate_face", "weather"]
 
@@ -53,14 +54,23 @@ def _font(path: str, size: int) -> ImageFont.FreeTypeFont:
     return ImageFont.truetype(path, size)
 
 
+_BOLD_STYLES = ("Bold", "Black", "Heavy", "Demi", "Semibold")
+
+
 def _pick_font(rng: np.random.Generator) -> str:
-    fonts = font_paths()
-    return fonts[int(rng.integers(len(fonts)))]
+    """A font file: a family drawn uniformly, then one of its styles."""
+    families = font_families()
+    family = families[int(rng.integers(len(families)))]
+    return family[int(rng.integers(len(family)))]
 
 
 def _bold_font(rng: np.random.Generator) -> str:
-    fonts = [f for f in font_paths() if any(w in f for w in ("Bold", "Black", "Heavy", "Demi", "Semibold"))]
-    return fonts[int(rng.integers(len(fonts)))] if fonts and rng.random() < 0.7 else _pick_font(rng)
+    """Mostly a bold style of a uniformly drawn family (any style where the family has no bold one)."""
+    families = font_families()
+    family = families[int(rng.integers(len(families)))]
+    bold = [f for f in family if any(w in Path(f).name for w in _BOLD_STYLES)]
+    pool = bold if bold and rng.random() < 0.7 else family
+    return pool[int(rng.integers(len(pool)))]
 
 
 def _text_mask(text: str, font_path: str, box_w: int, box_h: int, *, spacing: float = 0.0) -> np.ndarray:
