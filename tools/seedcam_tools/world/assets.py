@@ -104,7 +104,7 @@ FONT_DIRS: tuple[str, ...] = (
 REQUIRED_CHARACTERS = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz- "
 #: fewer font families than this means scripts/world-assets.sh has not been run (or Debian moved a package)
 MIN_FONT_FAMILIES = 80
-#: fonts without Latin letters or too thin to read at sign sizes
+#: fonts without Latin letters (symbols, Linux Biolinum's keycaps) or too thin to read at sign sizes
 _SKIP_FONTS = ("Symbol", "Biolinum_K", "D050000L", "Z003", "MathTeX", "Hairline", "Thin", "ExtraLight", "Display")
 
 #: scikit-image data files used as textures (floors, backgrounds) and as photographs (background clutter)
