@@ -185,3 +185,27 @@ def test_figures_on_both_worlds_get_a_table_of_their_own(models: Path) -> None:
         "mAP 0.500, recall 61 %, 0.30 FP/frame",
     ]
     assert not [r for r in _table_rows(table) if r[0].startswith("`lane-v3`")]  # no worlds recorded: no row
+
+
+def test_the_report_says_when_bundles_were_scored_on_different_draws_of_our_world(models: Path) -> None:
+    def scored_on(folder: str, assets: str | None) -> None:
+        random: dict[str, object] = {"int8": {"map50": 0.9, "recall": 0.9, "false_positives_per_frame": 0.05}}
+        if assets is not None:
+            random["assets"] = assets
+        metrics = json.loads((models / folder / "metrics.json").read_text())
+        metrics["worlds"] = {"random": random}
+        (models / folder / "metrics.json").write_text(json.dumps(metrics))
+
+    scored_on("lane", "411 font files in 108 families, 19 images, aaaa")
+    scored_on("zz_fake", "411 font files in 108 families, 19 images, aaaa")
+    text = render_markdown(build_report(models, invokes=1))
+    assert "drew with 411 font files in 108 families, 19 images, aaaa for every bundle" in text
+    assert "these differ" not in text
+
+    scored_on("zz_fake", "139 font files in 25 families, 19 images, bbbb")
+    text = render_markdown(build_report(models, invokes=1))
+    assert "these differ: `lane-v3`: 411 font files in 108 families, 19 images, aaaa; `fake-v1`: 139 font" in text
+
+    scored_on("zz_fake", None)
+    text = render_markdown(build_report(models, invokes=1))
+    assert "`fake-v1`: not recorded (scored before the assets were)" in text

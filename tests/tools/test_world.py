@@ -14,7 +14,15 @@ from seedcam_tools.detect.data import DETECT_INPUT, LABELS, difficult, make_worl
 from seedcam_tools.ocr.data import ALPHABET, OCR_INPUT
 from seedcam_tools.ocr.data import make_world_sample as make_world_plate
 from seedcam_tools.otherworld.assets import FONT_STYLES, font_path
-from seedcam_tools.world import IN_VIEW_PIXELS, font_families, font_paths, plate_text, render_world_scene
+from seedcam_tools.world import (
+    IN_VIEW_PIXELS,
+    font_families,
+    font_paths,
+    plate_text,
+    render_world_scene,
+    world_assets_id,
+)
+from seedcam_tools.world import assets as world_assets
 from seedcam_tools.world.assets import REQUIRED_CHARACTERS, usable_fonts
 from seedcam_tools.world.faces import object_face, plate_face
 
@@ -48,6 +56,17 @@ def test_many_fonts_and_designs_are_drawn() -> None:
     assert len({s.tobytes() for s in stops}) == 6
     widths = {plate_face(rng, t).bgr.shape[1] for t in ("AB1", "AB-1234", "Q9", "XYZ-98765")}
     assert len(widths) >= 3  # plate widths follow the text (or a random aspect)
+
+
+def test_the_world_assets_id_names_the_pool_and_changes_with_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    families, files = len(font_families()), len(font_paths())
+    found = world_assets_id()
+    assert found.startswith(f"{files} font files in {families} families, ") and found == world_assets_id()
+    assert "/" not in found  # file names, never a machine's folders
+    fewer = font_families()[1:]
+    monkeypatch.setattr(world_assets, "font_families", lambda: fewer)
+    assert world_assets_id().startswith(f"{files - len(font_families()[0])} font files in {families - 1} families")
+    assert world_assets_id().split(", ")[-1] != found.split(", ")[-1]
 
 
 def _family_name(path: str) -> str:

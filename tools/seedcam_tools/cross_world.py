@@ -3,8 +3,10 @@
 ``seedcam-tools eval-worlds --models models`` runs the detector, OCR and lane bundles on
 held-out frames of seed block 0 of :func:`~seedcam_tools.frames.heldout_frames` for the
 ``random`` (ours, widened) and ``other`` (independent, never trained on) worlds, both
-precisions, and writes a ``worlds`` section into each bundle's ``metrics.json``;
-``models/REPORT.md`` shows it beside the classic held-out figure. Tests check the bars on
+precisions, and writes a ``worlds`` section into each bundle's ``metrics.json``, the
+randomized world's with the assets it drew with (``assets``,
+:func:`~seedcam_tools.world.world_assets_id`: the same seeds draw other scenes when the font
+pool changes); ``models/REPORT.md`` shows it beside the classic held-out figure. Tests check the bars on
 block 1, which no metrics file uses.
 """
 
@@ -18,6 +20,7 @@ from typing import Any
 
 from .frame_eval import detector_on_frames, lane_on_frames, ocr_on_frames
 from .frames import heldout_frames
+from .world import world_assets_id
 
 __all__ = ["METRICS_BLOCK", "WORLD_NOTES", "evaluate_worlds", "world_text"]
 
@@ -98,6 +101,7 @@ def evaluate_worlds(
                 "note": note,
                 "seed_block": block,
                 "frames": samples,
+                **({"assets": world_assets_id()} if world == "random" else {}),
                 **run(models, world, samples, block),
             }
         path = models / folder / "metrics.json"

@@ -224,7 +224,29 @@ def _measure_bundle(folder: Path, invokes: int, threads: Sequence[int], progress
         speed = {n: f32.latency_ms[n] / i8.latency_ms[n] for n in threads}
         rows["int8"] = dataclasses.replace(i8, speedup=speed)
     assert manifest is not None
-    return ModelReport(folder=folder.name, id=manifest.id, task=manifest.task, rows=tuple(rows.values()))
+    assets = ((metrics or {}).get("worlds") or {}).get("random", {}).get("assets", "")
+    return ModelReport(
+        folder=folder.name,
+        id=manifest.id,
+        task=manifest.task,
+        rows=tuple(rows.values()),
+        random_world_assets=assets if isinstance(assets, str) else "",
+    )
+
+
+def _random_world_assets_text(models: list[ModelReport]) -> str:
+    """Which draw of our randomized world the bundles were scored on: one line when they agree, else each."""
+    assets = {model.random_world_assets for model in models}
+    if len(assets) == 1 and "" not in assets:
+        return f"Our randomized world drew with {assets.pop()} for every bundle."
+    each = "; ".join(
+        f"`{model.id}`: {model.random_world_assets or 'not recorded (scored before the assets were)'}"
+        for model in models
+    )
+    return (
+        "Figures of our randomized world compare only between bundles scored on the same draw of it "
+        f"(its fonts and images, `world_assets_id`), and these differ: {each}."
+    )
 
 
 def build_report(
@@ -335,6 +357,8 @@ def render_markdown(report: Report, references: Sequence[Reference] = (), models
                 f"| `{model.id}` | {row.precision} | {row.accuracy} | {row.worlds.get('random', '—')} | "
                 f"{row.worlds.get('other', '—')} |"
             )
+        scored = list({model.folder: model for model, _ in with_worlds}.values())
+        lines += ["", _random_world_assets_text(scored)]
     if report.skipped:
         lines += ["", "Not measured:", ""]
         lines += [f"- `{name}/`: {reason}" for name, reason in report.skipped]

@@ -65,12 +65,18 @@ class PrecisionRow:
 
 @dataclass(frozen=True)
 class ModelReport:
-    """One bundle: its identity and a row per precision."""
+    """One bundle: its identity and a row per precision.
+
+    ``random_world_assets`` is what our randomized world drew with when the bundle was scored
+    on it (``metrics.json`` ``worlds.random.assets``, see
+    :func:`seedcam_tools.world.world_assets_id`); empty when not recorded.
+    """
 
     folder: str
     id: str
     task: str
     rows: tuple[PrecisionRow, ...]
+    random_world_assets: str = ""
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ Only for training, calibration and our-world evaluation; the independent
 evaluation world is :mod:`seedcam_tools.otherworld` and shares nothing with it.
 """
 
-from .assets import WorldAssetsMissing, font_families, font_paths
+from .assets import WorldAssetsMissing, font_families, font_paths, world_assets_id
 from .scene import (
     IN_VIEW_PIXELS,
     LABELS,
@@ -30,4 +30,5 @@ __all__ = [
     "lines_in_view",
     "plate_text",
     "render_world_scene",
+    "world_assets_id",
 ]

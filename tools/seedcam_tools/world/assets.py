@@ -14,6 +14,7 @@ packages; nothing here may be used there, and the reverse.
 from __future__ import annotations
 
 import functools
+import hashlib
 import importlib.util
 import logging
 from pathlib import Path
@@ -35,6 +36,7 @@ __all__ = [
     "photos",
     "textures",
     "usable_fonts",
+    "world_assets_id",
 ]
 
 log = logging.getLogger(__name__)
@@ -189,6 +191,23 @@ def font_families() -> tuple[tuple[str, ...], ...]:
 def font_paths() -> tuple[str, ...]:
     """Every usable font file of :data:`FONT_DIRS`, sorted."""
     return tuple(sorted(path for family in font_families() for path in family))
+
+
+def world_assets_id() -> str:
+    """What the training world draws with, as short text: font files and families, and a digest.
+
+    The digest covers the font files' names (not their folders) and the photograph and texture
+    names, so two machines with the same packages agree, and figures of "our randomized world"
+    measured on another draw of the world (another font pool) can be told apart.
+
+    Raises:
+        WorldAssetsMissing: see :func:`font_families`.
+    """
+    families = font_families()
+    names = sorted(Path(path).name for family in families for path in family)
+    digest = hashlib.sha256("\n".join([*names, *_TEXTURE_FILES, *_PHOTO_FILES]).encode()).hexdigest()[:12]
+    images = len(_TEXTURE_FILES) + len(_PHOTO_FILES)
+    return f"{len(names)} font files in {len(families)} families, {images} images, {digest}"
 
 
 def _skimage_data() -> Path:
