@@ -109,6 +109,15 @@ class OcrConfig(Section):
     beam_width: int = setting(
         1, lo=1, hi=64, live=True, host="yes", doc="1 = greedy CTC decoding; more = beam search of that width"
     )
+    views: int = setting(
+        2,
+        lo=1,
+        hi=2,
+        live=True,
+        host="yes",
+        doc="crops read per plate: 1 = the plate found in its box and rectified; 2 = also the box as it is, "
+        "the more confident reading kept",
+    )
     pattern: str = setting(
         "",
         live=True,

@@ -13,6 +13,7 @@ from seedcam.types import Box, Detection
 from seedcam_firmware.camera.base import Frame
 from seedcam_firmware.config import FirmwareConfig, config_from_dict, config_set
 from seedcam_firmware.errors import ConfigError, ModelError
+from seedcam_firmware.inference.ctc import TextReading
 from seedcam_firmware.inference.manifest import sha256_file
 from seedcam_firmware.inference.preprocess import InputSpec
 from seedcam_firmware.tasks.base import TaskOutput
@@ -326,3 +327,41 @@ def test_a_bad_calibration_or_size_limit_is_refused_with_the_key(tmp_path: Path,
     write_ocr_bundle(tmp_path / "ocr", **bad)
     with pytest.raises(BundleError, match=next(iter(bad))):
         OcrTask(load_manifest(tmp_path / "ocr", precision="float32"), num_threads=1)
+
+
+def test_two_views_of_a_plate_are_read_and_the_more_confident_reading_is_kept(
+    ocr: OcrTask, config: FirmwareConfig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    invoked: list[np.ndarray] = []
+    real_invoke = ocr._model.invoke
+
+    def counting_invoke(x: np.ndarray, names: tuple[str, ...]) -> dict[str, np.ndarray]:
+        invoked.append(np.array(x))
+        return real_invoke(x, names)
+
+    monkeypatch.setattr(ocr._model, "invoke", counting_invoke)
+    image = scene()
+    # the box reaches well past the white plate: the rectified view is the plate alone, the second the box
+    loose = (LEFT_PLATE[0] - 0.04, LEFT_PLATE[1] - 0.03, LEFT_PLATE[2] + 0.04, LEFT_PLATE[3] + 0.03)
+    (line,) = ocr.run(image, prior(plate(loose))).text_lines
+    assert len(invoked) == 2 and invoked[0].mean() > invoked[1].mean()  # the plate's crop is the brighter one
+    assert line.text == "AB12" and line.box == box(loose)
+
+    readings = {"first": TextReading("A1", 0.6, (0.8, 0.75)), "second": TextReading("AB1", 0.9, (1.0, 0.9, 1.0))}
+    order: list[str] = []
+
+    def decode(probs: np.ndarray, settings: object) -> TextReading:
+        order.append("first" if len(order) % 2 == 0 else "second")
+        return readings[order[-1]]
+
+    monkeypatch.setattr(ocr, "_decode", decode)
+    assert [t.text for t in ocr.run(image, prior(plate(loose))).text_lines] == ["AB1"]  # the more confident
+    readings["first"] = TextReading("A1", 0.95, (0.95, 1.0))
+    assert [t.text for t in ocr.run(image, prior(plate(loose))).text_lines] == ["A1"]
+    ocr.configure(config_set(config, "ocr.views", 1))
+    invoked.clear()
+    readings["first"] = TextReading("A1", 0.6, (0.8, 0.75))
+    assert [t.text for t in ocr.run(image, prior(plate(loose))).text_lines] == ["A1"]  # one view: no second reading
+    assert len(invoked) == 1
+    with pytest.raises(ConfigError, match="ocr.views"):
+        config_set(config, "ocr.views", 3)

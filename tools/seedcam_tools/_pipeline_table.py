@@ -26,7 +26,8 @@ def format_table(report: Mapping[str, Any]) -> str:
             f"{report['bare_invoke_ms']:.3f}",
             "ms",
             " + ".join(f"{task} {ms:.3f}" for task, ms in report["bare_invoke_ms_by_model"].items())
-            + f" (x {report['plates_read_per_frame']:g} plates); {env.get('num_threads', '?')} threads",
+            + f" (OCR x {report['plates_read_per_frame']:g} plates x {report['ocr_views']} views);"
+            f" {env.get('num_threads', '?')} threads",
         ),
         (
             "glue at the frame rate",

@@ -21,11 +21,9 @@ from typing import Any
 import numpy as np
 
 from seedcam_firmware.inference.boxes import box_iou
-from seedcam_firmware.inference.ctc import greedy_decode
 from seedcam_firmware.inference.lane import decode_lane
 from seedcam_firmware.inference.manifest import load_manifest
-from seedcam_firmware.inference.plate import crop_plate
-from seedcam_firmware.inference.preprocess import crop_resize, normalise, preprocess
+from seedcam_firmware.inference.preprocess import preprocess
 from seedcam_firmware.inference.runtime import Model
 
 from .detect.data import data_from_frames
@@ -67,8 +65,9 @@ def ocr_on_frames(
 ) -> dict[str, Any]:
     """Plate text accuracy of an OCR bundle on labelled frames.
 
-    Returns ``given_box`` (plates >= ``min_width_px`` wide read from their true box, greedy
-    decoding, no confidence filter; with where they go wrong, ``breakdown``:
+    Returns ``given_box`` (plates >= ``min_width_px`` wide read from their true box as the OCR task
+    reads a plate, :meth:`~seedcam_firmware.tasks.ocr.OcrTask.read_plate` with its default settings:
+    both views, greedy decoding, no confidence filter; with where they go wrong, ``breakdown``:
     :func:`~.ocr.evaluate.line_breakdown`) and, with ``detect_bundle``, ``two_stage`` (every
     non-difficult plate: found by the detect task, matched at IoU >= 0.5, read by the OCR task with
     its default settings; a plate not found, or read wrong, or dropped below ``ocr.min_confidence``,
@@ -78,12 +77,10 @@ def ocr_on_frames(
     from seedcam_firmware.tasks.ocr import OcrTask
 
     manifest = load_manifest(Path(ocr_bundle), precision=precision)
-    dec = manifest.decoder
-    model = Model(manifest.file, input_shape=manifest.input_shape, outputs=manifest.outputs, num_threads=1)
-    ocr_task = None
+    detector = None
     if detect_bundle is not None:
         detector = DetectTask(load_manifest(Path(detect_bundle), precision=precision), num_threads=1)
-        ocr_task = OcrTask(manifest, detector=detector, num_threads=1)
+    ocr_task = OcrTask(manifest, detector=detector, num_threads=1)
     given_read, given_truth, staged_read, staged_truth = [], [], [], []
     given_width: list[float] = []
     too_small = 0
@@ -97,12 +94,10 @@ def ocr_on_frames(
                 too_small += 1
                 continue
             box = (p.box[0] / w, p.box[1] / h, p.box[2] / w, p.box[3] / h)
-            crop = crop_resize(crop_plate(f.image, box, manifest.input.width, manifest.input.height), manifest.input)
-            probs = model.invoke(normalise(crop[None], manifest.input))["probs"][0]
-            given_read.append(greedy_decode(probs, dec["alphabet"], int(dec["blank_index"])).text)
+            given_read.append(ocr_task.read_plate(f.image, box).reading.text)  # as the task reads, greedy
             given_truth.append(p.text)
             given_width.append(float(p.box[2] - p.box[0]))
-        if ocr_task is not None:
+        if detector is not None:
             lines = [  # (text, box): the OCR task gives each line its plate's box
                 (t.text, (t.box.x_min, t.box.y_min, t.box.x_max, t.box.y_max))
                 for t in ocr_task.run(f.image).text_lines
@@ -123,7 +118,7 @@ def ocr_on_frames(
         "errors": [f"{t} -> {r}" for r, t in zip(given_read, given_truth, strict=True) if r != t][:12],
         "breakdown": line_breakdown(given_read, given_truth, given_width),
     }
-    if ocr_task is not None:
+    if detector is not None:
         report["two_stage"] = {
             "plates": len(staged_truth),
             "line_accuracy": float(np.mean([r == t for r, t in zip(staged_read, staged_truth, strict=True)]))

@@ -36,7 +36,7 @@ import numpy as np
 
 from .boxes import box_iou
 
-__all__ = ["crop_plate", "find_plate_quad"]
+__all__ = ["crop_box", "crop_plate", "find_plate_quad"]
 
 #: height in pixels of the working image the plate is searched in
 _WORK_HEIGHT = 64
@@ -246,6 +246,33 @@ def _warp_quad(frame: np.ndarray, quad: np.ndarray, out_w: int, out_h: int) -> n
     return out
 
 
+def _grown_box(bx0: float, by0: float, bx1: float, by1: float, margin: float) -> np.ndarray:
+    """The pixel box grown by ``margin`` of its size on each side, as an ordered quadrilateral."""
+    mx, my = margin * (bx1 - bx0), margin * (by1 - by0)
+    return np.array(
+        [[bx0 - mx, by0 - my], [bx1 + mx, by0 - my], [bx1 + mx, by1 + my], [bx0 - mx, by1 + my]], np.float64
+    )
+
+
+def crop_box(
+    frame_bgr: np.ndarray,
+    box: tuple[float, float, float, float],
+    out_width: int,
+    out_height: int,
+    *,
+    margin: float = 0.1,
+) -> np.ndarray:
+    """The box itself, grown by ``margin`` of its size on each side, resized to the output (no plate search).
+
+    What :func:`crop_plate` returns when it finds no plate in the box; arguments, result and errors as there.
+    """
+    x0, y0, x1, y1 = _check_inputs(frame_bgr, box, out_width, out_height, margin)
+    fh, fw = frame_bgr.shape[:2]
+    return _warp_quad(
+        frame_bgr, _grown_box(x0 * fw, y0 * fh, x1 * fw, y1 * fh, margin), int(out_width), int(out_height)
+    )
+
+
 def crop_plate(
     frame_bgr: np.ndarray,
     box: tuple[float, float, float, float],
@@ -280,15 +307,7 @@ def crop_plate(
     fh, fw = frame_bgr.shape[:2]
     bx0, by0, bx1, by1 = x0 * fw, y0 * fh, x1 * fw, y1 * fh  # edge coordinates, pixels
     bw, bh = bx1 - bx0, by1 - by0
-    fallback = np.array(
-        [
-            [bx0 - margin * bw, by0 - margin * bh],
-            [bx1 + margin * bw, by0 - margin * bh],
-            [bx1 + margin * bw, by1 + margin * bh],
-            [bx0 - margin * bw, by1 + margin * bh],
-        ],
-        np.float64,
-    )
+    fallback = _grown_box(bx0, by0, bx1, by1, margin)
     search = max(margin, _SEARCH_MARGIN)
     rx0, ry0 = bx0 - search * bw, by0 - search * bh
     rx1, ry1 = bx1 + search * bw, by1 + search * bh

@@ -4,7 +4,9 @@ For each detection of the frame whose label is in ``ocr.plate_labels`` and whose
 reaches ``ocr.plate_min_score`` (the ``ocr.max_plates`` best scores), the plate is cut out of
 the full-resolution
 frame and rectified by :func:`~seedcam_firmware.inference.plate.crop_plate` at
-the OCR model's input size, passed through the manifest's InputSpec
+the OCR model's input size (with ``ocr.views = 2``, the default, the box is also
+cut out as it is, :func:`~seedcam_firmware.inference.plate.crop_box`, both crops are
+read and the more confident reading is kept), passed through the manifest's InputSpec
 (``crop_resize``: channel order, as the training crops were made), read by the
 OCR model and CTC-decoded: best path by default, beam search
 when ``ocr.beam_width`` > 1, and a beam at least 8 wide restricted to
@@ -45,7 +47,7 @@ from seedcam_firmware.config import FirmwareConfig
 from seedcam_firmware.errors import ConfigError, ModelError
 from seedcam_firmware.inference.ctc import TextConstraint, TextReading, beam_decode, greedy_decode
 from seedcam_firmware.inference.manifest import ModelManifest
-from seedcam_firmware.inference.plate import crop_plate
+from seedcam_firmware.inference.plate import crop_box, crop_plate
 from seedcam_firmware.inference.prepared import PreparedFrame
 from seedcam_firmware.inference.preprocess import crop_resize
 from seedcam_firmware.inference.validate import ctc_layout
@@ -53,12 +55,28 @@ from seedcam_firmware.task_sections import OcrConfig
 from seedcam_firmware.tasks.base import NO_PRIOR, ModelTask, Task, TaskOutput, elapsed_us, load_task_manifest
 from seedcam_firmware.tasks.detect import DetectTask
 
-__all__ = ["CONSTRAINED_MIN_BEAM", "OcrSettings", "OcrTask", "load_ocr_task"]
+__all__ = ["CONSTRAINED_MIN_BEAM", "OcrSettings", "OcrTask", "PlateReading", "load_ocr_task"]
 
 log = logging.getLogger(__name__)
 
 #: a pattern or lexicon is searched with a beam at least this wide
 CONSTRAINED_MIN_BEAM = 8
+
+
+#: the margin (fraction of the box's size on each side) of the rectified view's box when no plate
+#: is found in it, and of the second view, the box as it is
+RECTIFIED_MARGIN = 0.0
+BOX_MARGIN = 0.1
+
+
+@dataclass(frozen=True)
+class PlateReading:
+    """The reading of one plate: the kept view's text, and what reading it took."""
+
+    reading: TextReading
+    crop_us: int
+    invoke_us: int
+    decode_us: int
 
 
 @dataclass(frozen=True)
@@ -70,6 +88,7 @@ class OcrSettings:
     min_confidence: float = 0.5
     plate_min_score: float = 0.3
     beam_width: int = 1
+    views: int = 2
     constraint: TextConstraint | None = None
 
 
@@ -157,6 +176,7 @@ class OcrTask(ModelTask):
             min_confidence=section.min_confidence,
             plate_min_score=section.plate_min_score,
             beam_width=section.beam_width,
+            views=section.views,
             constraint=constraint,
         )
 
@@ -196,7 +216,6 @@ class OcrTask(ModelTask):
             key=lambda d: d.score,
             reverse=True,
         )[: settings.max_plates]
-        spec = self.manifest.input
         crop_us = invoke_us = decode_us = 0
         lines: list[TextLine] = []
         frame_w = image.shape[1] if image.ndim >= 2 else 0
@@ -205,15 +224,50 @@ class OcrTask(ModelTask):
         bgr = image.ndim == 3 and image.shape[2] == 3 and image.dtype == np.uint8  # else crop_plate says why
         gray = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY) if plates and bgr else None  # once per frame, not per plate
         for det in plates:
-            start = time.perf_counter()
             box = det.box
             try:
-                crop = crop_plate(
-                    image, (box.x_min, box.y_min, box.x_max, box.y_max), spec.width, spec.height, frame_gray=gray
-                )
+                read = self.read_plate(image, (box.x_min, box.y_min, box.x_max, box.y_max), settings, frame_gray=gray)
             except ValueError as exc:  # an empty box handed over by another task
                 log.debug("skipped plate %s: %s", box, exc)
                 continue
+            crop_us += read.crop_us
+            invoke_us += read.invoke_us
+            decode_us += read.decode_us
+            reading = read.reading
+            confidence = (
+                reading.confidence if self.layout.calibration is None else self.layout.calibration(reading.confidence)
+            )
+            if reading.text and confidence >= settings.min_confidence:
+                lines.append(TextLine(reading.text, confidence, reading.char_confidences, det.box))
+        timings = {"ocr:crop": crop_us, "ocr:invoke": invoke_us, "ocr:decode": decode_us} if plates else {}
+        return tuple(lines), timings
+
+    def read_plate(
+        self,
+        image: np.ndarray,
+        box: tuple[float, float, float, float],
+        settings: OcrSettings | None = None,
+        *,
+        frame_gray: np.ndarray | None = None,
+    ) -> PlateReading:
+        """The reading of the plate in the normalised ``box`` of ``image``, confidence not calibrated.
+
+        Reads ``settings.views`` crops (the plate rectified; then the box as it is) and keeps the
+        most confident reading (the first of equals).
+
+        Raises:
+            ValueError: not an H x W x 3 uint8 image, or a box without area.
+        """
+        settings = settings or self.settings
+        spec = self.manifest.input
+        crop_us = invoke_us = decode_us = 0
+        best: TextReading | None = None
+        for view in range(settings.views):
+            start = time.perf_counter()
+            if view == 0:
+                crop = crop_plate(image, box, spec.width, spec.height, margin=RECTIFIED_MARGIN, frame_gray=frame_gray)
+            else:
+                crop = crop_box(image, box, spec.width, spec.height, margin=BOX_MARGIN)
             tensor = self.input_tensor(crop_resize(crop, spec))  # as the training crops were made
             crop_us += elapsed_us(start)
             start = time.perf_counter()
@@ -221,14 +275,11 @@ class OcrTask(ModelTask):
             invoke_us += elapsed_us(start)
             start = time.perf_counter()
             reading = self._decode(probs, settings)
-            confidence = (
-                reading.confidence if self.layout.calibration is None else self.layout.calibration(reading.confidence)
-            )
             decode_us += elapsed_us(start)
-            if reading.text and confidence >= settings.min_confidence:
-                lines.append(TextLine(reading.text, confidence, reading.char_confidences, det.box))
-        timings = {"ocr:crop": crop_us, "ocr:invoke": invoke_us, "ocr:decode": decode_us} if plates else {}
-        return tuple(lines), timings
+            if best is None or reading.confidence > best.confidence:
+                best = reading
+        assert best is not None  # views >= 1
+        return PlateReading(best, crop_us, invoke_us, decode_us)
 
     def _decode(self, probs: np.ndarray, settings: OcrSettings) -> TextReading:
         layout = self.layout
