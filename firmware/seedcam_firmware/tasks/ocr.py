@@ -71,7 +71,7 @@ BOX_MARGIN = 0.1
 
 @dataclass(frozen=True)
 class PlateReading:
-    """The reading of one plate: the kept view's text, and what reading it took."""
+    """The reading of one plate: the kept view's reading and the time all its views took by stage, in µs."""
 
     reading: TextReading
     crop_us: int
@@ -262,7 +262,7 @@ class OcrTask(ModelTask):
         spec = self.manifest.input
         crop_us = invoke_us = decode_us = 0
         best: TextReading | None = None
-        for view in range(settings.views):
+        for view in range(max(settings.views, 1)):
             start = time.perf_counter()
             if view == 0:
                 crop = crop_plate(image, box, spec.width, spec.height, margin=RECTIFIED_MARGIN, frame_gray=frame_gray)
@@ -278,7 +278,7 @@ class OcrTask(ModelTask):
             decode_us += elapsed_us(start)
             if best is None or reading.confidence > best.confidence:
                 best = reading
-        assert best is not None  # views >= 1
+        assert best is not None  # at least one view was read
         return PlateReading(best, crop_us, invoke_us, decode_us)
 
     def _decode(self, probs: np.ndarray, settings: OcrSettings) -> TextReading:
