@@ -110,13 +110,14 @@ class OcrConfig(Section):
         1, lo=1, hi=64, live=True, host="yes", doc="1 = greedy CTC decoding; more = beam search of that width"
     )
     views: int = setting(
-        2,
+        1,
         lo=1,
         hi=2,
         live=True,
         host="yes",
         doc="crops read per plate: 1 = the plate found in its box and rectified; 2 = also the box as it is, "
-        "the more confident reading kept",
+        "the more confident reading kept (on our randomized world 3 points more plates read, but it read the "
+        "demo's AGV-830 as AGV-B30 at 98 %)",
     )
     pattern: str = setting(
         "",

@@ -83,7 +83,9 @@ def test_ten_line_example_prints_live_lane_state_signs_and_plate_text(firmware_f
     assert lines[0].startswith("connected to sensor ")
     assert all(FRAME.fullmatch(f) for f in out.frames()), out.frames()
     rest = [line for line in lines[1:] if not line.startswith("frame ")]
-    assert all(DETECTION.fullmatch(line) or TEXT.fullmatch(line) for line in rest), rest
+    assert all(DETECTION.fullmatch(line) or TEXT.fullmatch(line) for line in rest), [
+        line for line in rest if not (DETECTION.fullmatch(line) or TEXT.fullmatch(line))
+    ]
     assert not lines[1].startswith("  ")  # a frame's lane state comes before what it saw
 
 

@@ -340,6 +340,8 @@ def test_two_views_of_a_plate_are_read_and_the_more_confident_reading_is_kept(
         return real_invoke(x, names)
 
     monkeypatch.setattr(ocr._model, "invoke", counting_invoke)
+    assert ocr.settings.views == 1  # the second view is asked for
+    ocr.configure(config_set(config, "ocr.views", 2))
     image = scene()
     # the box reaches well past the white plate: the rectified view is the plate alone, the second the box
     loose = (LEFT_PLATE[0] - 0.04, LEFT_PLATE[1] - 0.03, LEFT_PLATE[2] + 0.04, LEFT_PLATE[3] + 0.03)

@@ -67,8 +67,8 @@ def ocr_on_frames(
 
     Returns ``given_box`` (plates >= ``min_width_px`` wide read from their true box as the OCR task
     reads a plate, :meth:`~seedcam_firmware.tasks.ocr.OcrTask.read_plate` with its default settings:
-    both views, greedy decoding, no confidence filter; with where they go wrong, ``breakdown``:
-    :func:`~.ocr.evaluate.line_breakdown`) and, with ``detect_bundle``, ``two_stage`` (every
+    one crop unless ``ocr.views`` asks for two, greedy decoding, no confidence filter; with where they
+    go wrong, ``breakdown``: :func:`~.ocr.evaluate.line_breakdown`) and, with ``detect_bundle``, ``two_stage`` (every
     non-difficult plate: found by the detect task, matched at IoU >= 0.5, read by the OCR task with
     its default settings; a plate not found, or read wrong, or dropped below ``ocr.min_confidence``,
     is a miss).

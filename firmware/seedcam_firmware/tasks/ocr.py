@@ -4,7 +4,7 @@ For each detection of the frame whose label is in ``ocr.plate_labels`` and whose
 reaches ``ocr.plate_min_score`` (the ``ocr.max_plates`` best scores), the plate is cut out of
 the full-resolution
 frame and rectified by :func:`~seedcam_firmware.inference.plate.crop_plate` at
-the OCR model's input size (with ``ocr.views = 2``, the default, the box is also
+the OCR model's input size (with ``ocr.views = 2``, not the default, the box is also
 cut out as it is, :func:`~seedcam_firmware.inference.plate.crop_box`, both crops are
 read and the more confident reading is kept), passed through the manifest's InputSpec
 (``crop_resize``: channel order, as the training crops were made), read by the
@@ -88,7 +88,7 @@ class OcrSettings:
     min_confidence: float = 0.5
     plate_min_score: float = 0.3
     beam_width: int = 1
-    views: int = 2
+    views: int = 1
     constraint: TextConstraint | None = None
 
 
