@@ -340,7 +340,7 @@ def test_two_views_of_a_plate_are_read_and_the_more_confident_reading_is_kept(
         return real_invoke(x, names)
 
     monkeypatch.setattr(ocr._model, "invoke", counting_invoke)
-    assert ocr.settings.views == 1  # the second view is asked for
+    assert ocr.settings.views == 1  # one view by default: this test asks for the second
     ocr.configure(config_set(config, "ocr.views", 2))
     image = scene()
     # the box reaches well past the white plate: the rectified view is the plate alone, the second the box
